@@ -1,0 +1,86 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import type { SQL } from "drizzle-orm";
+import { drizzle as drizzlePg, type NodePgDatabase } from "drizzle-orm/node-postgres";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import pg from "pg";
+import type { Logger } from "pino";
+import { runMigrations } from "./migrate.js";
+import * as schema from "./schema/index.js";
+
+/**
+ * One Drizzle instance over either embedded PGlite (DATABASE_URL unset) or PostgreSQL through a `pg`
+ * pool. Nothing outside this file knows which one is in use, except the raw `exec`/`query` helpers that
+ * pg-boss and the migrator need. The drizzle-orm/pglite and node-postgres databases share the same query
+ * builder API; we type both as NodePgDatabase (their `execute` results both carry `rows`).
+ */
+export type Db = NodePgDatabase<typeof schema>;
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+export type Executor = Db | Tx;
+
+export interface DbHandle {
+  db: Db;
+  kind: "pglite" | "postgres";
+  /** Raw parameterised query, for pg-boss and the migrator. */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  /** Several statements without parameters. */
+  exec(text: string): Promise<void>;
+  close(): Promise<void>;
+  /** The pg pool (PostgreSQL only), for work that needs one session such as advisory locks. */
+  pool?: pg.Pool;
+}
+
+export type DbOptions = { url?: string; dataDir?: string; memory?: boolean; log: Logger; poolSize?: number };
+
+export async function createDb(opts: DbOptions): Promise<DbHandle> {
+  const handle = opts.url
+    ? createPostgres(opts.url, opts.poolSize ?? 10, opts.log)
+    : await createPglite(opts);
+  await runMigrations(handle, opts.log);
+  return handle;
+}
+
+function createPostgres(url: string, max: number, log: Logger): DbHandle {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000 });
+  // An idle client that loses its server (e.g. PostgreSQL restarts) emits here; without a listener the
+  // process would crash. The pool drops the client and reconnects on the next checkout.
+  pool.on("error", (err) => log.warn({ err: err.message }, "postgres idle client error"));
+  const db = drizzlePg(pool, { schema });
+  return {
+    db,
+    kind: "postgres",
+    pool,
+    query: async (text, params) => pool.query(text, params as unknown[]) as never,
+    exec: async (text) => {
+      await pool.query(text);
+    },
+    close: () => pool.end(),
+  };
+}
+
+async function createPglite(opts: DbOptions): Promise<DbHandle> {
+  let dataDir: string | undefined;
+  if (!opts.memory) {
+    dataDir = join(opts.dataDir ?? "./data", "pglite");
+    mkdirSync(dataDir, { recursive: true });
+  }
+  const client = new PGlite(dataDir);
+  await client.waitReady;
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  return {
+    db,
+    kind: "pglite",
+    query: async (text, params) => client.query(text, params as unknown[]) as never,
+    exec: async (text) => {
+      await client.exec(text);
+    },
+    close: () => client.close(),
+  };
+}
+
+/** Rows of a `db.execute(sql)` result on either driver. */
+export async function rowsOf<T>(q: Promise<unknown> | SQL, db?: Executor): Promise<T[]> {
+  const res = (await (db && !(q instanceof Promise) ? db.execute(q as SQL) : q)) as { rows: T[] };
+  return res.rows;
+}

@@ -1,0 +1,93 @@
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../../db/client.js";
+import { type PermissionRule, projectMemberships, projectRoles, projects } from "../../db/schema/index.js";
+import { AppError } from "../../lib/errors.js";
+import { isUuid } from "../../lib/ids.js";
+import { TtlCache } from "../../lib/ttl-cache.js";
+import type { Actor } from "../auth/actor.js";
+import { type Ability, buildAbility } from "./can.js";
+import { BUILT_IN_ROLES } from "./roles.js";
+
+export type ProjectRow = typeof projects.$inferSelect;
+export type ProjectPermission = {
+  project: ProjectRow;
+  ability: Ability;
+  roles: string[];
+  membershipId: string;
+};
+
+/**
+ * The one project-permission lookup every route uses (Infisical's `getProjectPermission`, §1.5):
+ * 1. unknown project, or a project of another organisation → 404 (ids cannot be probed across tenants);
+ * 2. no membership → 403 "You are not member of this project";
+ * 3. the CASL ability from the member's built-in and custom roles.
+ * Projects and abilities are cached; any membership or role write calls `invalidate`, which drops the
+ * cache here and (through app.ts) on other instances.
+ */
+export function createPermissionsService(deps: { db: Db; cacheTtlMs?: number }) {
+  const { db } = deps;
+  const ttl = deps.cacheTtlMs ?? 5_000;
+  const projectCache = new TtlCache<string, ProjectRow>(ttl);
+  const abilityCache = new TtlCache<string, Omit<ProjectPermission, "project">>(ttl);
+
+  async function getProject(projectId: string): Promise<ProjectRow | undefined> {
+    if (!isUuid(projectId)) return undefined;
+    const hit = projectCache.get(projectId);
+    if (hit) return hit;
+    const [row] = await db.select().from(projects).where(eq(projects.id, projectId));
+    if (row) projectCache.set(projectId, row);
+    return row;
+  }
+
+  async function loadAbility(actorId: string, projectId: string) {
+    const key = `${actorId}:${projectId}`;
+    const hit = abilityCache.get(key);
+    if (hit) return hit;
+    const [m] = await db
+      .select()
+      .from(projectMemberships)
+      .where(and(eq(projectMemberships.projectId, projectId), eq(projectMemberships.actorId, actorId)));
+    if (!m) return undefined;
+    const rules: PermissionRule[] = [];
+    const custom = m.roles.filter((r) => !BUILT_IN_ROLES[r]);
+    for (const r of m.roles) rules.push(...(BUILT_IN_ROLES[r]?.rules ?? []));
+    if (custom.length > 0) {
+      const rows = await db.select().from(projectRoles).where(eq(projectRoles.projectId, projectId));
+      for (const row of rows) if (custom.includes(row.slug)) rules.push(...row.permissions);
+    }
+    const value = { ability: buildAbility(rules), roles: m.roles, membershipId: m.id };
+    abilityCache.set(key, value);
+    return value;
+  }
+
+  async function getProjectPermission(actor: Actor, projectId: string): Promise<ProjectPermission> {
+    const project = await getProject(projectId);
+    if (!project || project.orgId !== actor.orgId) {
+      throw new AppError("NOT_FOUND", `Project with ${projectId} not found`);
+    }
+    const a = await loadAbility(actor.id, projectId);
+    if (!a) {
+      throw new AppError("FORBIDDEN", "You are not allowed to access this resource", {
+        name: "You are not member of this project",
+      });
+    }
+    return { project, ...a };
+  }
+
+  return {
+    getProject,
+    getProjectPermission,
+    /** Drops cached projects and abilities (call after any membership, role or project write). */
+    invalidate(scope: { projectId?: string } = {}) {
+      if (scope.projectId) {
+        projectCache.delete(scope.projectId);
+        abilityCache.deleteWhere((_v, k) => k.endsWith(`:${scope.projectId}`));
+      } else {
+        projectCache.clear();
+        abilityCache.clear();
+      }
+    },
+  };
+}
+
+export type PermissionsService = ReturnType<typeof createPermissionsService>;

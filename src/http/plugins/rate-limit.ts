@@ -1,0 +1,34 @@
+import rateLimit from "@fastify/rate-limit";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Redis } from "ioredis";
+import type { Config } from "../../config.js";
+import { AppError } from "../../lib/errors.js";
+
+/**
+ * Per-route-class limits, per client IP, over a 60 s window. By default only the `auth` class (login,
+ * bootstrap, token renew) is limited, as brute-force protection; read and write limits are off until
+ * configured, as in self-hosted Infisical. With Redis the counters are shared by all instances.
+ */
+export async function registerRateLimit(app: FastifyInstance, config: Config, redis?: Redis) {
+  const limits = {
+    auth: config.RATE_LIMIT_AUTH_PER_MINUTE,
+    read: config.RATE_LIMIT_READ_PER_MINUTE,
+    write: config.RATE_LIMIT_WRITE_PER_MINUTE,
+    none: 0,
+  };
+  const classOf = (req: FastifyRequest) =>
+    req.routeOptions.config?.rateClass ?? (req.method === "GET" || req.method === "HEAD" ? "read" : "write");
+  await app.register(rateLimit, {
+    global: true,
+    hook: "onRequest",
+    timeWindow: 60_000,
+    ...(redis ? { redis, nameSpace: "ferry-rl:" } : {}),
+    allowList: (req) => limits[classOf(req)] <= 0 || req.url === "/api/status",
+    max: (req) => limits[classOf(req)],
+    keyGenerator: (req) => `${classOf(req)}:${req.ip}`,
+    errorResponseBuilder: (_req, ctx) =>
+      new AppError("RATE_LIMITED", `Rate limit exceeded. Please try again in ${ctx.after}`, {
+        retryAfter: Math.ceil(ctx.ttl / 1000),
+      }),
+  });
+}

@@ -1,0 +1,74 @@
+import { eq } from "drizzle-orm";
+import type { Executor } from "../../db/client.js";
+import { encryptionKeys } from "../../db/schema/index.js";
+import { type Aad, newDataKey, open, seal } from "./envelope.js";
+
+/**
+ * The only place where keys and ciphertext meet. The root key wraps one data key per owner (a project,
+ * or an organisation for app-connection credentials). Unwrapped data keys are cached in memory, so a
+ * hot read costs one AES-GCM operation and no extra query.
+ */
+export interface Keyring {
+  /** Creates the owner's data key inside `tx` (call when the owner row is created). */
+  createKey(ownerId: string, tx: Executor): Promise<void>;
+  encrypt(ownerId: string, plaintext: string, aad: Aad, tx?: Executor): Promise<Buffer>;
+  decrypt(ownerId: string, sealed: Buffer, aad: Aad, tx?: Executor): Promise<string>;
+  /** Synchronous variants once `key(ownerId)` has been awaited, for loops over many rows. */
+  key(ownerId: string, tx?: Executor): Promise<Buffer>;
+  /** Re-wraps every data key under a new root key in one transaction (root-key rotation). */
+  rewrapAll(newRoot: Buffer, tx: Executor): Promise<number>;
+  forget(ownerId: string): void;
+}
+
+const keyAad = (ownerId: string): Aad => ({ table: "encryption_keys", column: "encrypted_key", id: ownerId });
+
+export function createKeyring(rootKey: Buffer, db: Executor): Keyring {
+  const cache = new Map<string, Buffer>();
+
+  async function key(ownerId: string, tx?: Executor): Promise<Buffer> {
+    const hit = cache.get(ownerId);
+    if (hit) return hit;
+    const ex = tx ?? db;
+    let [row] = await ex.select().from(encryptionKeys).where(eq(encryptionKeys.ownerId, ownerId));
+    if (!row) {
+      // Owners created before they needed a key (or by another instance racing us) get one lazily.
+      await ex
+        .insert(encryptionKeys)
+        .values({ ownerId, encryptedKey: seal(rootKey, newDataKey(), keyAad(ownerId)) })
+        .onConflictDoNothing();
+      [row] = await ex.select().from(encryptionKeys).where(eq(encryptionKeys.ownerId, ownerId));
+    }
+    if (!row) throw new Error("data key vanished");
+    const dk = open(rootKey, row.encryptedKey, keyAad(ownerId));
+    cache.set(ownerId, dk);
+    return dk;
+  }
+
+  return {
+    async createKey(ownerId, tx) {
+      const dk = newDataKey();
+      await tx.insert(encryptionKeys).values({ ownerId, encryptedKey: seal(rootKey, dk, keyAad(ownerId)) });
+    },
+    async encrypt(ownerId, plaintext, aad, tx) {
+      return seal(await key(ownerId, tx), plaintext, aad);
+    },
+    async decrypt(ownerId, sealed, aad, tx) {
+      return open(await key(ownerId, tx), sealed, aad).toString("utf8");
+    },
+    key,
+    async rewrapAll(newRoot, tx) {
+      const rows = await tx.select().from(encryptionKeys);
+      for (const r of rows) {
+        const dk = open(rootKey, r.encryptedKey, keyAad(r.ownerId));
+        await tx
+          .update(encryptionKeys)
+          .set({ encryptedKey: seal(newRoot, dk, keyAad(r.ownerId)) })
+          .where(eq(encryptionKeys.ownerId, r.ownerId));
+      }
+      return rows.length;
+    },
+    forget(ownerId) {
+      cache.delete(ownerId);
+    },
+  };
+}
