@@ -27,7 +27,12 @@ export function createAuditQuery(deps: {
   flush: () => Promise<void>;
 }) {
   return async function list(actor: Actor, f: AuditFilter) {
-    if (f.projectId) {
+    if (f.projectId && actor.orgRole === "admin") {
+      const project = await deps.permissions.getProject(f.projectId);
+      if (!project || project.orgId !== actor.orgId) {
+        throw new AppError("NOT_FOUND", `Project with ${f.projectId} not found`);
+      }
+    } else if (f.projectId) {
       const { ability } = await deps.permissions.getProjectPermission(actor, f.projectId);
       assertCan(ability, "read", "audit-logs");
     } else if (actor.orgRole !== "admin") {

@@ -382,12 +382,13 @@ export function createUniversalAuthService(deps: {
       if (tok.accessTokenTTL > 0 && since + tok.accessTokenTTL * 1000 < now) {
         throw await fail("Failed to renew MI access token due to TTL expiration");
       }
-      if (
-        tok.accessTokenPeriod === 0 &&
-        tok.accessTokenMaxTTL > 0 &&
-        tok.createdAt.getTime() + tok.accessTokenMaxTTL * 1000 < now + tok.accessTokenTTL * 1000
-      ) {
-        throw await fail("Failed to renew MI access token past its Max TTL expiration");
+      // Renewal never extends a token past its max TTL (counted from creation): once that point has
+      // passed, renewal fails; before it, the new lifetime is capped at what remains.
+      let expiresIn = tok.accessTokenTTL;
+      if (tok.accessTokenPeriod === 0 && tok.accessTokenMaxTTL > 0) {
+        const remaining = Math.floor((tok.createdAt.getTime() + tok.accessTokenMaxTTL * 1000 - now) / 1000);
+        if (remaining <= 0) throw await fail("Failed to renew MI access token past its Max TTL expiration");
+        if (expiresIn === 0 || remaining < expiresIn) expiresIn = remaining;
       }
       await db
         .update(identityAccessTokens)
@@ -401,11 +402,11 @@ export function createUniversalAuthService(deps: {
           clientSecretId: tok.clientSecretId,
           identityAccessTokenId: tok.id,
         },
-        tok.accessTokenTTL,
+        expiresIn,
       );
       return {
         accessToken: token,
-        expiresIn: tok.accessTokenTTL,
+        expiresIn,
         accessTokenMaxTTL: tok.accessTokenMaxTTL,
         tokenType: "Bearer" as const,
       };

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildTestApp, type TestApp } from "../helpers/build-test-app.js";
+import { addMember, bootstrap, call, makeIdentity, makeProject, ok, type Json, type World } from "../helpers/fixtures.js";
+
+describe("status, docs and audit log", () => {
+  let t: TestApp;
+  let w: World;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    w = await bootstrap(t.app);
+  });
+  afterAll(async () => t.close());
+
+  it("GET /api/status answers 200 without a token", async () => {
+    const r = await call(t.app, "GET", "/api/status");
+    expect(r.status).toBe(200);
+    expect(r.json.message).toBe("Ok");
+  });
+
+  it("serves an OpenAPI 3 document and a docs page generated from the route schemas", async () => {
+    const doc = await call(t.app, "GET", "/api/docs/json");
+    expect(doc.status).toBe(200);
+    expect(doc.json.openapi).toMatch(/^3\./);
+    expect(Object.keys(doc.json.paths)).toEqual(
+      expect.arrayContaining(["/api/v1/auth/universal-auth/login", "/api/v2/workspace", "/api/v1/identities"]),
+    );
+    const body = doc.json.paths["/api/v1/identities"].post.requestBody.content["application/json"].schema;
+    expect(body.required).toEqual(expect.arrayContaining(["name", "organizationId"]));
+    const page = await t.app.inject({ method: "GET", url: "/api/docs/" });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers["content-type"]).toContain("text/html");
+  });
+
+  it("records mutations, logins and filters by project, actor, event type and time", async () => {
+    const start = new Date(Date.now() - 1000).toISOString();
+    const bot = await makeIdentity(t.app, w, "audited");
+    const p = await makeProject(t.app, bot.token, "Audited");
+    const all = await ok(call(t.app, "GET", "/api/v1/organization/audit-logs?limit=100", { token: w.adminToken }));
+    const types = all.auditLogs.map((l: Json) => l.event.type);
+    expect(types).toEqual(expect.arrayContaining(["bootstrap-instance", "create-identity", "login-identity-universal-auth", "create-project"]));
+    const byProject = await ok(call(t.app, "GET", `/api/v1/organization/audit-logs?projectId=${p.id}`, { token: w.adminToken }));
+    expect(byProject.auditLogs.length).toBeGreaterThan(0);
+    expect(byProject.auditLogs.every((l: Json) => l.projectId === p.id)).toBe(true);
+    const byActor = await ok(
+      call(t.app, "GET", `/api/v1/organization/audit-logs?actor=${bot.id}&eventType=create-project&startDate=${start}`, { token: w.adminToken }),
+    );
+    expect(byActor.auditLogs).toHaveLength(1);
+    expect(byActor.auditLogs[0]).toMatchObject({ actor: { type: "identity", metadata: { id: bot.id } }, outcome: "success" });
+    const future = await ok(call(t.app, "GET", `/api/v1/organization/audit-logs?startDate=${new Date(Date.now() + 3600_000).toISOString()}`, { token: w.adminToken }));
+    expect(future.auditLogs).toHaveLength(0);
+  });
+
+  it("project members without audit rights cannot read project logs; non-admins cannot read org logs", async () => {
+    const p = await makeProject(t.app, w.adminToken, "Audit perms");
+    const v = await addMember(t.app, w, p.id, "audit-viewer", "viewer");
+    expect((await call(t.app, "GET", `/api/v1/organization/audit-logs?projectId=${p.id}`, { token: v.token })).status).toBe(403);
+    expect((await call(t.app, "GET", "/api/v1/organization/audit-logs", { token: v.token })).status).toBe(403);
+  });
+});
+
+describe("rate limiting", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT_AUTH_PER_MINUTE: "3" } });
+  });
+  afterAll(async () => t.close());
+
+  it("limits login attempts per IP and answers 429 with Retry-After in the envelope", async () => {
+    const attempt = () =>
+      call(t.app, "POST", "/api/v1/auth/universal-auth/login", {
+        body: { clientId: "00000000-0000-0000-0000-000000000000", clientSecret: "x" },
+      });
+    for (let i = 0; i < 3; i++) expect((await attempt()).status).toBe(401);
+    const limited = await attempt();
+    expect(limited.status).toBe(429);
+    expect(limited.json).toMatchObject({ statusCode: 429, error: "RateLimitExceeded" });
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    // Read routes are not limited by default.
+    for (let i = 0; i < 5; i++) expect((await call(t.app, "GET", "/api/status")).status).toBe(200);
+  });
+});
