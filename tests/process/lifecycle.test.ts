@@ -19,9 +19,12 @@ describe("process lifecycle", () => {
     s.child.kill("SIGTERM");
     const results = await Promise.allSettled(inflight);
     const codes = results.map((r) => (r.status === "fulfilled" ? r.value.status : "refused"));
-    // Requests already accepted finish with 200; ones that arrive after close are refused, never 5xx.
-    expect(codes.every((c) => c === 200 || c === "refused")).toBe(true);
-    expect(await s.exited).toBe(0);
+    // Requests already accepted finish with 200; ones that arrive after close are refused (connection
+    // refused, or Fastify's 503 on a kept-alive socket). Nothing else.
+    expect(codes.filter((c) => c !== 200 && c !== 503 && c !== "refused")).toEqual([]);
+    expect(codes).toContain(200);
+    const code = await s.exited;
+    expect(code, s.output().slice(-2000)).toBe(0);
     expect(s.output()).toContain("shutting down");
   });
 
