@@ -53,6 +53,9 @@ export const configSchema = z.object({
   ENCRYPTION_KEY: key32
     .optional()
     .describe("Root key, 32 bytes hex or base64 (alias ROOT_ENCRYPTION_KEY). Dev: generated into DATA_DIR"),
+  ENCRYPTION_KEY_PREVIOUS: key32
+    .optional()
+    .describe("The previous root key during a rotation: still accepted for unwrapping data keys"),
   AUTH_SECRET: z
     .string()
     .min(32, "must be at least 32 characters")
@@ -74,6 +77,14 @@ export const configSchema = z.object({
   SSE_PING_INTERVAL_MS: intFrom(15_000, 10).describe("Event stream keep-alive interval"),
   SSE_PERMISSION_REFRESH_MS: intFrom(60_000, 10).describe("How often open streams re-check permissions"),
   SSE_MAX_CONNECTIONS_PER_PROJECT: intFrom(100, 1).describe("Concurrent event streams per project"),
+  SSE_MAX_BUFFER_BYTES: intFrom(1024 * 1024, 16 * 1024).describe(
+    "Unsent bytes an event stream may hold; a client that falls further behind is disconnected",
+  ),
+  SSE_REDIS_CHANNEL: z
+    .string()
+    .min(1)
+    .default("ferry:project-events")
+    .describe("Redis pub/sub channel for cross-instance events; every instance must use the same one"),
   ALLOW_INTERNAL_DESTINATIONS: bool("false").describe(
     "Allow sync destinations on loopback/private addresses (tests)",
   ),

@@ -15,15 +15,31 @@ export interface Keyring {
   decrypt(ownerId: string, sealed: Buffer, aad: Aad, tx?: Executor): Promise<string>;
   /** Synchronous variants once `key(ownerId)` has been awaited, for loops over many rows. */
   key(ownerId: string, tx?: Executor): Promise<Buffer>;
-  /** Re-wraps every data key under a new root key in one transaction (root-key rotation). */
-  rewrapAll(newRoot: Buffer, tx: Executor): Promise<number>;
+  /** Re-wraps every data key under the current root key (root-key rotation); returns the count. */
+  rewrapAll(tx: Executor): Promise<number>;
   forget(ownerId: string): void;
 }
 
 const keyAad = (ownerId: string): Aad => ({ table: "encryption_keys", column: "encrypted_key", id: ownerId });
 
-export function createKeyring(rootKey: Buffer, db: Executor): Keyring {
+/**
+ * `rootKey` wraps new data keys. During a rotation `previousRootKeys` are still accepted for unwrapping
+ * (trial decryption is safe: AES-GCM authentication fails on the wrong key), so instances restarted with
+ * the new key keep serving while `npm run rotate-root-key` re-wraps every data key.
+ */
+export function createKeyring(rootKey: Buffer, db: Executor, previousRootKeys: Buffer[] = []): Keyring {
   const cache = new Map<string, Buffer>();
+  const unwrap = (sealed: Buffer, ownerId: string): Buffer => {
+    let firstError: unknown;
+    for (const k of [rootKey, ...previousRootKeys]) {
+      try {
+        return open(k, sealed, keyAad(ownerId));
+      } catch (err) {
+        firstError ??= err;
+      }
+    }
+    throw firstError;
+  };
 
   async function key(ownerId: string, tx?: Executor): Promise<Buffer> {
     const hit = cache.get(ownerId);
@@ -39,7 +55,7 @@ export function createKeyring(rootKey: Buffer, db: Executor): Keyring {
       [row] = await ex.select().from(encryptionKeys).where(eq(encryptionKeys.ownerId, ownerId));
     }
     if (!row) throw new Error("data key vanished");
-    const dk = open(rootKey, row.encryptedKey, keyAad(ownerId));
+    const dk = unwrap(row.encryptedKey, ownerId);
     cache.set(ownerId, dk);
     return dk;
   }
@@ -56,13 +72,13 @@ export function createKeyring(rootKey: Buffer, db: Executor): Keyring {
       return open(await key(ownerId, tx), sealed, aad).toString("utf8");
     },
     key,
-    async rewrapAll(newRoot, tx) {
+    async rewrapAll(tx) {
       const rows = await tx.select().from(encryptionKeys);
       for (const r of rows) {
-        const dk = open(rootKey, r.encryptedKey, keyAad(r.ownerId));
+        const dk = unwrap(r.encryptedKey, r.ownerId);
         await tx
           .update(encryptionKeys)
-          .set({ encryptedKey: seal(newRoot, dk, keyAad(r.ownerId)) })
+          .set({ encryptedKey: seal(rootKey, dk, keyAad(r.ownerId)) })
           .where(eq(encryptionKeys.ownerId, r.ownerId));
       }
       return rows.length;
