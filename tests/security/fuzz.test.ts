@@ -102,7 +102,7 @@ describe("fuzz every route", () => {
           token,
           async (p, q, b, tok) => {
             const qs = new URLSearchParams(
-              Object.entries((q ?? {}) as Record<string, unknown>).flatMap(([k, v]) =>
+              Object.entries((q ?? {}) as Record<string, unknown>).flatMap(([k, v]): [string, string][] =>
                 v === undefined ? [] : [[k, String(v)]],
               ),
             ).toString();
