@@ -13,7 +13,7 @@ import { AppError } from "../../lib/errors.js";
 import { TtlCache } from "../../lib/ttl-cache.js";
 import type { Actor } from "./actor.js";
 import { ipAllowed, OPEN_IPS } from "./ip.js";
-import type { TokenSigner } from "./tokens.js";
+import type { Claims, TokenSigner } from "./tokens.js";
 
 /**
  * Per-request authentication. The JWT is verified locally; the token row (revocation, TTL, trusted IPs,
@@ -54,6 +54,18 @@ export type AuthInvalidation =
 export function createAuthService(deps: { db: Db; signer: TokenSigner; cacheTtlMs?: number }) {
   const { db, signer } = deps;
   const cache = new TtlCache<string, CachedIdentityToken | CachedSession>(deps.cacheTtlMs ?? 5_000);
+  // Verified JWTs by their exact text: the signature check is pure, so a repeat of the same token skips it.
+  // Entries never outlive the token's own `exp` (checked on read) and revocation is still checked on the
+  // cached token row above, so caching changes cost, not outcome.
+  const verified = new TtlCache<string, Claims>(60_000, 20_000);
+
+  async function verify(token: string): Promise<Claims> {
+    const hit = verified.get(token);
+    if (hit && (hit.exp === undefined || hit.exp * 1000 > Date.now())) return hit;
+    const claims = await signer.verify(token);
+    verified.set(token, claims);
+    return claims;
+  }
 
   async function loadIdentityToken(tokenId: string): Promise<CachedIdentityToken | null> {
     const [row] = await db
@@ -107,7 +119,7 @@ export function createAuthService(deps: { db: Db; signer: TokenSigner; cacheTtlM
   }
 
   async function authenticate(token: string, ip: string, userAgent?: string): Promise<Actor> {
-    const claims = await signer.verify(token);
+    const claims = await verify(token);
     if (claims.authTokenType === "accessToken") {
       let s = cache.get(claims.sessionId) as CachedSession | undefined;
       if (!s) {
