@@ -1,0 +1,93 @@
+import { type SQL, sql } from "drizzle-orm";
+import { type Executor, rowsOf } from "../../db/client.js";
+import type { ChangeBus, ChangeKind, SecretChange } from "../events/change-bus.js";
+
+/**
+ * Change notifications for secret writes (contract in events/change-bus.ts). Callers collect one
+ * `FolderChange` per affected folder while writing and call `publishChanges` only after commit. Folders
+ * that import a changed folder (directly or through up to MAX_IMPORT_DEPTH hops of imports) get one
+ * `import-changed` notification each.
+ */
+export const MAX_IMPORT_DEPTH = 5;
+
+export type FolderPlace = {
+  projectId: string;
+  environment: string;
+  environmentId: string;
+  secretPath: string;
+  folderId: string;
+};
+
+/** Accumulates changes per folder: one notification per folder per operation. */
+export class ChangeSet {
+  private readonly byFolder = new Map<string, SecretChange>();
+  add(place: FolderPlace, kind: ChangeKind, key: string, personal = false) {
+    const c = this.byFolder.get(place.folderId);
+    if (c) {
+      if (!c.keys.includes(key)) c.keys.push(key);
+      return;
+    }
+    this.byFolder.set(place.folderId, { ...place, kind, keys: [key], personal });
+  }
+  get changes(): SecretChange[] {
+    return [...this.byFolder.values()];
+  }
+}
+
+/**
+ * The recursive importer lookup as a CTE named `imp(folder_id, depth)`, seeded from `src`, an SQL
+ * expression yielding `(env_id, path)` rows. Plain text so the hot delete's prepared statement can
+ * embed it; `importersCte` wraps it for Drizzle.
+ */
+export const importersCteText = (src: string) => `imp(folder_id, depth) AS (
+    SELECT si.folder_id, 1 FROM secret_imports si JOIN (${src}) AS src(env_id, path)
+      ON si.import_env = src.env_id AND si.import_path = src.path
+    UNION
+    SELECT si.folder_id, imp.depth + 1 FROM imp
+      JOIN folders fo ON fo.id = imp.folder_id
+      JOIN secret_imports si ON si.import_env = fo.env_id AND si.import_path = fo.path
+    WHERE imp.depth < ${MAX_IMPORT_DEPTH}
+  )`;
+
+export function importersCte(src: SQL): SQL {
+  const [pre = "", post = ""] = importersCteText("\u0000").split("\u0000");
+  return sql`${sql.raw(pre)}${src}${sql.raw(post)}`;
+}
+
+/** JSON array of the importing folders' places, for a SELECT over `imp`. */
+export const IMPORTERS_JSON = `(SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_object(
+    'folderId', fo.id, 'secretPath', fo.path, 'environmentId', e.id, 'environment', e.slug, 'projectId', e.project_id)), '[]'::jsonb)
+  FROM imp JOIN folders fo ON fo.id = imp.folder_id JOIN environments e ON e.id = fo.env_id)`;
+export const importersJson = sql.raw(IMPORTERS_JSON);
+
+export async function importersOf(ex: Executor, changed: FolderPlace[]): Promise<FolderPlace[]> {
+  if (changed.length === 0) return [];
+  const src = sql.join(
+    changed.map((c) => sql`SELECT ${c.environmentId}::uuid, ${c.secretPath}::text`),
+    sql` UNION ALL `,
+  );
+  const rows = await rowsOf<{ importers: FolderPlace[] }>(
+    sql`WITH RECURSIVE ${importersCte(src)} SELECT ${importersJson} AS importers`,
+    ex,
+  );
+  return rows[0]?.importers ?? [];
+}
+
+/** Publishes the changes, then one `import-changed` per importing folder not itself changed. */
+export function publishWithImporters(bus: ChangeBus, changes: SecretChange[], importers: FolderPlace[]) {
+  for (const c of changes) bus.publish(c);
+  const changed = new Set(changes.map((c) => c.folderId));
+  for (const f of importers) {
+    if (changed.has(f.folderId)) continue;
+    changed.add(f.folderId);
+    bus.publish({ ...f, kind: "import-changed", keys: [], personal: false });
+  }
+}
+
+export async function publishChanges(ex: Executor, bus: ChangeBus, set: ChangeSet) {
+  const changes = set.changes;
+  if (changes.length === 0) return;
+  // Imports carry shared secrets only, so a personal override never changes what an importer sees.
+  const shared = changes.filter((c) => !c.personal);
+  publishWithImporters(bus, changes, await importersOf(ex, shared));
+}

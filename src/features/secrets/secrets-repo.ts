@@ -1,0 +1,192 @@
+import { type SQL, sql } from "drizzle-orm";
+import { type Executor, rowsOf } from "../../db/client.js";
+import type { StoredMetadata } from "../../db/schema/index.js";
+import type { Prepared, Statement } from "./prepared.js";
+
+/**
+ * Secret reads as raw SQL: each read is one statement that also carries the folder path and the tags,
+ * so the hot paths (get by name, list) make exactly one round trip. Writes use Drizzle in the service.
+ */
+export type TagRef = { id: string; slug: string; color: string | null };
+
+export type SecretRow = {
+  id: string;
+  folderId: string;
+  key: string;
+  type: "shared" | "personal";
+  userId: string | null;
+  version: number;
+  encryptedValue: Buffer;
+  encryptedComment: Buffer | null;
+  skipMultilineEncoding: boolean;
+  encryptedReminderNote: Buffer | null;
+  reminderRepeatDays: number | null;
+  metadata: StoredMetadata[];
+  actorType: string | null;
+  actorId: string | null;
+  actorName: string | null;
+  actorMembershipId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+/** A secret row as the routes need it: plus its folder path, environment and tags. */
+export type SecretWithPlace = SecretRow & { secretPath: string; environment: string; tags: TagRef[] };
+
+type Raw = Record<string, unknown>;
+const buf = (v: unknown): Buffer | null =>
+  v == null ? null : Buffer.isBuffer(v) ? v : Buffer.from(v as Uint8Array);
+const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
+
+/** Maps a `secrets` row read through raw SQL (snake_case; PGlite returns bytea as Uint8Array). */
+export function fromRaw(r: Raw): SecretRow {
+  return {
+    id: r.id as string,
+    folderId: r.folder_id as string,
+    key: r.key as string,
+    type: r.type as "shared" | "personal",
+    userId: (r.user_id as string | null) ?? null,
+    version: Number(r.version),
+    encryptedValue: buf(r.encrypted_value) ?? Buffer.alloc(0),
+    encryptedComment: buf(r.encrypted_comment),
+    skipMultilineEncoding: Boolean(r.skip_multiline_encoding),
+    encryptedReminderNote: buf(r.encrypted_reminder_note),
+    reminderRepeatDays: r.reminder_repeat_days == null ? null : Number(r.reminder_repeat_days),
+    metadata: (r.metadata as StoredMetadata[] | null) ?? [],
+    actorType: (r.actor_type as string | null) ?? null,
+    actorId: (r.actor_id as string | null) ?? null,
+    actorName: (r.actor_name as string | null) ?? null,
+    actorMembershipId: (r.actor_membership_id as string | null) ?? null,
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
+  };
+}
+
+const withPlace = (r: Raw): SecretWithPlace => ({
+  ...fromRaw(r),
+  secretPath: r.secret_path as string,
+  environment: r.env_slug as string,
+  tags: (r.tags as TagRef[] | null) ?? [],
+});
+
+const TAGS_OF_S_TEXT = `(SELECT coalesce(jsonb_agg(jsonb_build_object('id', t.id, 'slug', t.slug, 'color', t.color) ORDER BY t.slug), '[]'::jsonb)
+  FROM secret_tag_links l JOIN secret_tags t ON t.id = l.tag_id WHERE l.secret_id = s.id)`;
+const TAGS_OF_S = sql.raw(TAGS_OF_S_TEXT);
+
+/** `s.user_id IS NULL OR s.user_id = <caller>`: shared secrets plus only the caller's own overrides. */
+const visibleTo = (userId: string | null) =>
+  userId ? sql`(s.user_id IS NULL OR s.user_id = ${userId})` : sql`s.user_id IS NULL`;
+
+const inList = (values: string[]) =>
+  sql.join(
+    values.map((v) => sql`${v}`),
+    sql`, `,
+  );
+
+const getByNameText = (typeCond: string) => `SELECT f.id AS f_id, e.id AS e_id, f.path AS secret_path,
+    e.slug AS env_slug, s.*, ${TAGS_OF_S_TEXT} AS tags
+  FROM environments e
+  JOIN folders f ON f.env_id = e.id AND f.path = $3
+  LEFT JOIN secrets s ON s.folder_id = f.id AND s.key = $4 AND ${typeCond}
+  WHERE e.project_id = $1 AND e.slug = $2
+  LIMIT 1`;
+const GET_SHARED: Statement = {
+  name: "ferry_secret_get_shared",
+  text: getByNameText("s.type = 'shared'"),
+  types: ["uuid", "text", "text", "text"],
+};
+const GET_PERSONAL: Statement = {
+  name: "ferry_secret_get_personal",
+  text: getByNameText("s.type = 'personal' AND s.user_id = $5"),
+  types: ["uuid", "text", "text", "text", "uuid"],
+};
+
+/**
+ * Get one secret by (project, env slug, path, key, type): ONE prepared statement (the get-by-name hot
+ * path). Returns undefined when the folder does not exist and `{ secret: undefined }` when the folder
+ * exists but the secret does not.
+ */
+export async function findSecretByName(
+  run: Prepared,
+  q: { projectId: string; environment: string; path: string; key: string; personalOf: string | null },
+): Promise<{ folderId: string; envId: string; secret?: SecretWithPlace } | undefined> {
+  const base = [q.projectId, q.environment, q.path, q.key];
+  const rows = q.personalOf ? await run(GET_PERSONAL, [...base, q.personalOf]) : await run(GET_SHARED, base);
+  const r = rows[0];
+  if (!r) return undefined;
+  return { folderId: r.f_id as string, envId: r.e_id as string, secret: r.id ? withPlace(r) : undefined };
+}
+
+export async function findSecretById(ex: Executor, id: string) {
+  const rows = await rowsOf<Raw>(
+    sql`SELECT s.*, f.path AS secret_path, e.slug AS env_slug, e.project_id, ${TAGS_OF_S} AS tags
+      FROM secrets s JOIN folders f ON f.id = s.folder_id JOIN environments e ON e.id = f.env_id
+      WHERE s.id = ${id}`,
+    ex,
+  );
+  const r = rows[0];
+  return r ? { ...withPlace(r), projectId: r.project_id as string } : undefined;
+}
+
+/** Secrets of a folder (or of its whole subtree), shared plus the caller's overrides, optionally tag-filtered. */
+export async function listSecrets(
+  ex: Executor,
+  q: { envId: string; path: string; recursive: boolean; userId: string | null; tagSlugs?: string[] },
+): Promise<SecretWithPlace[]> {
+  const prefix = q.path === "/" ? "/" : `${q.path}/`;
+  const where: SQL[] = [sql`f.env_id = ${q.envId}`, visibleTo(q.userId)];
+  where.push(
+    q.recursive ? sql`(f.path = ${q.path} OR starts_with(f.path, ${prefix}))` : sql`f.path = ${q.path}`,
+  );
+  if (q.tagSlugs && q.tagSlugs.length > 0) {
+    where.push(sql`EXISTS (SELECT 1 FROM secret_tag_links l JOIN secret_tags t ON t.id = l.tag_id
+      WHERE l.secret_id = s.id AND t.slug IN (${inList(q.tagSlugs)}))`);
+  }
+  const rows = await rowsOf<Raw>(
+    sql`SELECT s.*, f.path AS secret_path, e.slug AS env_slug, ${TAGS_OF_S} AS tags
+      FROM folders f JOIN environments e ON e.id = f.env_id JOIN secrets s ON s.folder_id = f.id
+      WHERE ${sql.join(where, sql` AND `)}
+      ORDER BY f.path, s.key, s.type DESC`,
+    ex,
+  );
+  return rows.map(withPlace);
+}
+
+/** Shared secrets of several folders, keyed by folder id (imports and reference expansion). */
+export async function sharedSecretsOfFolders(ex: Executor, folderIds: string[]): Promise<SecretWithPlace[]> {
+  if (folderIds.length === 0) return [];
+  const rows = await rowsOf<Raw>(
+    sql`SELECT s.*, f.path AS secret_path, e.slug AS env_slug, ${TAGS_OF_S} AS tags
+      FROM secrets s JOIN folders f ON f.id = s.folder_id JOIN environments e ON e.id = f.env_id
+      WHERE s.folder_id IN (${inList(folderIds)}) AND s.type = 'shared'
+      ORDER BY f.path, s.key`,
+    ex,
+  );
+  return rows.map(withPlace);
+}
+
+/** Every row (shared and all overrides) with these keys in a folder, for writes inside a transaction. */
+export async function rowsForKeys(ex: Executor, folderId: string, keys: string[]): Promise<SecretRow[]> {
+  if (keys.length === 0) return [];
+  const rows = await rowsOf<Raw>(
+    sql`SELECT s.* FROM secrets s WHERE s.folder_id = ${folderId} AND s.key IN (${inList(keys)}) FOR UPDATE`,
+    ex,
+  );
+  return rows.map(fromRaw);
+}
+
+export async function tagsOfSecrets(ex: Executor, secretIds: string[]): Promise<Map<string, TagRef[]>> {
+  const out = new Map<string, TagRef[]>();
+  if (secretIds.length === 0) return out;
+  const rows = await rowsOf<Raw>(
+    sql`SELECT l.secret_id, t.id, t.slug, t.color FROM secret_tag_links l JOIN secret_tags t ON t.id = l.tag_id
+      WHERE l.secret_id IN (${inList(secretIds)}) ORDER BY t.slug`,
+    ex,
+  );
+  for (const r of rows) {
+    const list = out.get(r.secret_id as string) ?? [];
+    list.push({ id: r.id as string, slug: r.slug as string, color: (r.color as string | null) ?? null });
+    out.set(r.secret_id as string, list);
+  }
+  return out;
+}
