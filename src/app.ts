@@ -11,20 +11,37 @@ import { createAuditQuery } from "./features/audit/audit-query.js";
 import { createAuthService } from "./features/auth/auth-service.js";
 import { createBootstrapService } from "./features/auth/bootstrap-service.js";
 import { createTokenSigner } from "./features/auth/tokens.js";
+import { createEnvironmentsService } from "./features/environments/environments-service.js";
 import { createLocalChangeBus } from "./features/events/change-bus.js";
+import { createEventsService } from "./features/events/events-service.js";
+import { createFoldersService } from "./features/folders/folders-service.js";
 import { createIdentitiesService } from "./features/identities/identities-service.js";
 import { createUniversalAuthService } from "./features/identities/universal-auth-service.js";
+import { initLicense } from "./features/license/license-service.js";
 import { createPermissionsService } from "./features/permissions/permissions-service.js";
 import { createMembershipsService } from "./features/projects/memberships-service.js";
 import { createProjectsService } from "./features/projects/projects-service.js";
+import { createSecretImportsService } from "./features/secret-imports/secret-imports-service.js";
+import { createSecretsService } from "./features/secrets/secrets-service.js";
+import { createSyncsFeature } from "./features/syncs/syncs-feature.js";
+import { createTagsService } from "./features/tags/tags-service.js";
 import { registerAuth } from "./http/plugins/auth.js";
 import { registerErrorHandler } from "./http/plugins/error-handler.js";
 import { registerRateLimit } from "./http/plugins/rate-limit.js";
 import { validatorCompiler } from "./http/plugins/zod-compiler.js";
 import { authRoutes } from "./http/routes/auth.js";
+import { environmentRoutes } from "./http/routes/environments.js";
+import { eventRoutes } from "./http/routes/events.js";
+import { folderRoutes } from "./http/routes/folders.js";
 import { identityRoutes } from "./http/routes/identities.js";
+import { licenseRoutes } from "./http/routes/license.js";
 import { operationsRoutes } from "./http/routes/operations.js";
 import { projectRoutes } from "./http/routes/projects.js";
+import { secretImportRoutes } from "./http/routes/secret-imports.js";
+import { secretRoutes } from "./http/routes/secrets.js";
+import { appConnectionRoutes } from "./http/routes/app-connections.js";
+import { secretSyncRoutes } from "./http/routes/secret-syncs.js";
+import { tagRoutes } from "./http/routes/tags.js";
 import { createKeyring } from "./lib/crypto/keyring.js";
 import { newRequestId } from "./lib/ids.js";
 import { createInvalidationChannel } from "./lib/invalidation.js";
@@ -38,6 +55,13 @@ export type BuildOptions = {
 };
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
+
+export type RouteInfo = {
+  method: string;
+  url: string;
+  schema?: { params?: unknown; querystring?: unknown; body?: unknown; response?: unknown };
+  config?: { auth?: "none" | "required" };
+};
 
 /**
  * The only composition root: config → db → repos/services → Fastify plugins and routes, in that order.
@@ -58,7 +82,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   redis?.on("error", (err: Error) => log.warn({ err: err.message }, "redis error"));
 
   // ---- services ----
-  const keyring = createKeyring(config.ENCRYPTION_KEY, db);
+  const keyring = createKeyring(
+    config.ENCRYPTION_KEY,
+    db,
+    config.ENCRYPTION_KEY_PREVIOUS ? [config.ENCRYPTION_KEY_PREVIOUS] : [],
+  );
   const signer = createTokenSigner(config.AUTH_SECRET);
   const audit = createAuditLog(db, log);
   const invalidation = createInvalidationChannel({ redisUrl: config.REDIS_URL, log });
@@ -83,8 +111,19 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const memberships = createMembershipsService({ db, audit, permissions });
   const auditQuery = createAuditQuery({ db, permissions, flush: audit.flush });
   // ---- services: data plane (environments, folders, secrets, imports, tags) ----
+  const environments = createEnvironmentsService({ db, audit, permissions });
+  const folders = createFoldersService({ db, audit, permissions });
+  const tags = createTagsService({ db, audit, permissions });
+  // Import writes notify the folder and its importers through the secrets feature's importer lookup.
+  const secretImports = createSecretImportsService({ db, audit, permissions, changes, log });
+  const secrets = createSecretsService({ db, dbh, keyring, audit, permissions, changes });
   // ---- services: secret syncs ----
+  const syncsFeature = await createSyncsFeature({ config, log, dbh, keyring, audit, permissions, changes, secrets });
+  const { connections, syncs } = syncsFeature;
   // ---- services: events ----
+  const license = await initLicense({ config, log });
+  const events = createEventsService({ config, log, changes, permissions, auth, signer, license });
+  invalidation.subscribe((m) => events.onInvalidation(m));
 
   const services = {
     config,
@@ -104,6 +143,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     ua,
     projects,
     memberships,
+    environments,
+    folders,
+    tags,
+    secretImports,
+    secrets,
+    connections,
+    syncs,
+    license,
+    events,
   };
 
   // ---- HTTP ----
@@ -123,6 +171,19 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandler(app);
 
+  // The route table: every registered route with its schema. The OpenAPI document, the authorization
+  // matrix and the fuzz suite are all derived from it, so a new route cannot escape them.
+  const routes: RouteInfo[] = [];
+  app.addHook("onRoute", (route) => {
+    // The docs routes are public.
+    if (route.url.startsWith("/api/docs"))
+      route.config = { ...(route.config ?? {}), auth: "none", rateClass: "none" };
+    for (const method of [route.method].flat()) {
+      if (method === "HEAD" || route.url.endsWith("*")) continue;
+      routes.push({ method, url: route.url, schema: route.schema as RouteInfo["schema"], config: route.config });
+    }
+  });
+
   await app.register(swagger, {
     openapi: {
       info: { title: "Ferry API", description: "Infisical-compatible secrets API", version: "0.1.0" },
@@ -132,12 +193,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     transform: jsonSchemaTransform,
   });
   await app.register(swaggerUi, { routePrefix: "/api/docs", uiConfig: { docExpansion: "list" } });
-  app.addHook("onRoute", (route) => {
-    // The docs routes are public.
-    if (route.url.startsWith("/api/docs"))
-      route.config = { ...(route.config ?? {}), auth: "none", rateClass: "none" };
-  });
-
   await registerRateLimit(app, config, redis);
   registerAuth(app, auth);
 
@@ -146,10 +201,21 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   await app.register(projectRoutes({ projects, memberships }));
   await app.register(operationsRoutes({ auditQuery, dbKind: dbh.kind }));
   // ---- routes: data plane ----
+  await app.register(environmentRoutes({ environments }));
+  await app.register(folderRoutes({ folders }));
+  await app.register(tagRoutes({ tags }));
+  await app.register(secretImportRoutes({ secretImports }));
+  await app.register(secretRoutes({ secrets }));
   // ---- routes: secret syncs ----
+  await app.register(appConnectionRoutes({ connections }));
+  await app.register(secretSyncRoutes({ syncs }));
   // ---- routes: events ----
+  await app.register(eventRoutes({ events }));
+  await app.register(licenseRoutes({ license }));
 
   const closers: (() => Promise<void>)[] = [];
+  closers.push(() => events.close());
+  closers.push(() => syncsFeature.close());
   let closed = false;
   async function close() {
     if (closed) return;
@@ -164,6 +230,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
 
   return {
     app: app as unknown as FastifyInstance,
+    routes,
     services,
     close,
     onClose: (fn: () => Promise<void>) => closers.push(fn),
