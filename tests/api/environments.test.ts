@@ -1,16 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestApp, type TestApp } from "../helpers/build-test-app.js";
-import {
-  addMember,
-  bootstrap,
-  call,
-  type Json,
-  makeIdentity,
-  makeProject,
-  ok,
-  type World,
-} from "../helpers/fixtures.js";
+import type { TestApp } from "../helpers/build-test-app.js";
+import { call, type Json, makeIdentity, makeProject, ok, type World } from "../helpers/fixtures.js";
 import { permissionCases } from "../helpers/permission-cases.js";
+import { projectWorld } from "../helpers/project-world.js";
 
 describe("environments", () => {
   let t: TestApp;
@@ -19,13 +11,7 @@ describe("environments", () => {
   let viewer: { token: string };
   let revokedToken: string;
   beforeAll(async () => {
-    t = await buildTestApp();
-    w = await bootstrap(t.app);
-    project = await makeProject(t.app, w.adminToken, "Envs");
-    viewer = await addMember(t.app, w, project.id, "env-viewer", "viewer");
-    const gone = await makeIdentity(t.app, w, "env-revoked");
-    await ok(call(t.app, "POST", "/api/v1/auth/token/revoke", { body: { accessToken: gone.token } }));
-    revokedToken = gone.token;
+    ({ t, w, project, viewer, revokedToken } = await projectWorld("Envs"));
   });
   afterAll(async () => t.close());
 

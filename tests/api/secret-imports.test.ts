@@ -1,17 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SecretChange } from "../../src/features/events/change-bus.js";
-import { buildTestApp, type TestApp } from "../helpers/build-test-app.js";
-import {
-  addMember,
-  bootstrap,
-  call,
-  type Json,
-  makeIdentity,
-  makeProject,
-  ok,
-  type World,
-} from "../helpers/fixtures.js";
+import type { TestApp } from "../helpers/build-test-app.js";
+import { addMember, call, type Json, ok, type World } from "../helpers/fixtures.js";
 import { permissionCases } from "../helpers/permission-cases.js";
+import { projectWorld } from "../helpers/project-world.js";
 
 describe("secret imports", () => {
   let t: TestApp;
@@ -22,13 +14,7 @@ describe("secret imports", () => {
   const seen: SecretChange[] = [];
   let unsubscribe: () => void = () => {};
   beforeAll(async () => {
-    t = await buildTestApp();
-    w = await bootstrap(t.app);
-    project = await makeProject(t.app, w.adminToken, "Imports");
-    viewer = await addMember(t.app, w, project.id, "import-viewer", "viewer");
-    const gone = await makeIdentity(t.app, w, "import-revoked");
-    await ok(call(t.app, "POST", "/api/v1/auth/token/revoke", { body: { accessToken: gone.token } }));
-    revokedToken = gone.token;
+    ({ t, w, project, viewer, revokedToken } = await projectWorld("Imports"));
     unsubscribe = t.services.changes.subscribe((c) => seen.push(c));
     for (const [environment, path, name] of [
       ["dev", "/", "app"],

@@ -1,17 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestApp, type TestApp } from "../helpers/build-test-app.js";
-import {
-  addMember,
-  bootstrap,
-  call,
-  type Json,
-  makeIdentity,
-  makeProject,
-  ok,
-  type World,
-} from "../helpers/fixtures.js";
+import type { TestApp } from "../helpers/build-test-app.js";
+import { addMember, call, type Json, makeProject, ok, type World } from "../helpers/fixtures.js";
 import { makeOtherOrg } from "../helpers/other-org.js";
 import { permissionCases } from "../helpers/permission-cases.js";
+import { projectWorld } from "../helpers/project-world.js";
 
 describe("tags", () => {
   let t: TestApp;
@@ -20,13 +12,7 @@ describe("tags", () => {
   let viewer: { token: string };
   let revokedToken: string;
   beforeAll(async () => {
-    t = await buildTestApp();
-    w = await bootstrap(t.app);
-    project = await makeProject(t.app, w.adminToken, "Tags");
-    viewer = await addMember(t.app, w, project.id, "tag-viewer", "viewer");
-    const gone = await makeIdentity(t.app, w, "tag-revoked");
-    await ok(call(t.app, "POST", "/api/v1/auth/token/revoke", { body: { accessToken: gone.token } }));
-    revokedToken = gone.token;
+    ({ t, w, project, viewer, revokedToken } = await projectWorld("Tags"));
   });
   afterAll(async () => t.close());
 
