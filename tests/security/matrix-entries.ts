@@ -1,4 +1,6 @@
 import { call, makeProject, ok } from "../helpers/fixtures.js";
+import { DATA_ENTRIES } from "./matrix-entries-data.js";
+import { SYNC_ENTRIES } from "./matrix-entries-syncs.js";
 import type { Caller, MatrixWorld } from "./matrix-fixtures.js";
 
 /**
@@ -315,5 +317,8 @@ Object.assign(ENTRIES, {
     },
   },
 } satisfies Record<string, Entry>);
+
+// The data plane, syncs, events and licence live in their own files.
+Object.assign(ENTRIES, DATA_ENTRIES, SYNC_ENTRIES);
 
 export { freshProject };

@@ -1,3 +1,4 @@
+import type { SyncTarget } from "../e2e/sync-harness.js";
 import type { TestApp } from "../helpers/build-test-app.js";
 import { call, type Json, makeIdentity, makeProject, ok, type World } from "../helpers/fixtures.js";
 import { makeOtherOrg } from "../helpers/other-org.js";
@@ -53,9 +54,15 @@ export type MatrixWorld = {
   project: Json;
   tokens: Record<Caller, string | undefined>;
   ids: Record<"viewer" | "member" | "admin" | "customApp" | "noAccess", string>;
+  /** The destination fakes that connections and syncs point at. */
+  targets?: Record<string, SyncTarget>;
 };
 
-export async function buildMatrixWorld(t: TestApp, w: World): Promise<MatrixWorld> {
+export async function buildMatrixWorld(
+  t: TestApp,
+  w: World,
+  targets?: Record<string, SyncTarget>,
+): Promise<MatrixWorld> {
   const project = await makeProject(t.app, w.adminToken, "Matrix");
   await ok(
     call(t.app, "POST", `/api/v1/projects/${project.id}/roles`, {
@@ -94,5 +101,5 @@ export async function buildMatrixWorld(t: TestApp, w: World): Promise<MatrixWorl
   tokens.deletedIdentity = deleted.token;
   tokens.otherOrg = (await makeOtherOrg(t)).token;
   tokens.orgAdmin = w.adminToken;
-  return { t, w, project, tokens, ids };
+  return { t, w, project, tokens, ids, targets };
 }

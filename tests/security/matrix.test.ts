@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { startTargets, targetEnv } from "../e2e/sync-harness.js";
 import { buildTestApp } from "../helpers/build-test-app.js";
 import { bootstrap, call } from "../helpers/fixtures.js";
 import { type Access, ENTRIES } from "./matrix-entries.js";
@@ -8,9 +9,11 @@ import { buildMatrixWorld, CALLERS, type Caller } from "./matrix-fixtures.js";
  * The authorization matrix: every route of the route table × every kind of caller → the expected
  * status. Adding a route without an entry in matrix-entries.ts fails this suite.
  */
-const t = await buildTestApp();
+// Connections and syncs point at the destination fakes (AWS and GitHub endpoints come from config).
+const targets = await startTargets();
+const t = await buildTestApp({ env: targetEnv(targets) });
 const w = await bootstrap(t.app);
-const mw = await buildMatrixWorld(t, w);
+const mw = await buildMatrixWorld(t, w, targets);
 const routes = t.routes.filter((r) => !r.url.startsWith("/api/docs")).map((r) => `${r.method} ${r.url}`);
 let requests = 0;
 
@@ -19,6 +22,7 @@ afterAll(async () => {
     `authorization matrix: ${requests} requests over ${routes.length} routes × ${CALLERS.length} callers`,
   );
   await t.close();
+  await Promise.all(Object.values(targets).map((x) => x.fake.close()));
 });
 
 /** Expected statuses derived from a route's access rule. */
@@ -42,7 +46,7 @@ function expected(access: Access, caller: Caller, okStatus: number): number {
   if (caller === "noAccess") return access.subject === "project" ? okStatus : 403;
   if (access.level === "manage") return 403;
   if (caller === "customApp") {
-    const scoped = (access.subject === "secrets" || access.subject === "secret-folders") && access.devApp;
+    const scoped = ["secrets", "secret-folders", "secret-events"].includes(access.subject) && access.devApp;
     return scoped || access.subject === "project" ? okStatus : 403;
   }
   if (access.level === "read") return okStatus;

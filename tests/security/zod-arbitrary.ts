@@ -12,6 +12,10 @@ type Def = { typeName: string; [k: string]: unknown };
 const defOf = (s: ZodTypeAny) => (s as unknown as { _def: Def })._def;
 
 const UUIDISH = fc.oneof(fc.uuid(), fc.constant("00000000-0000-0000-0000-000000000000"));
+/** Numbers past PostgreSQL's int4/int8/float ranges, which zod's `.int()` alone lets through. */
+const HUGE = fc.constantFrom(2 ** 31, -(2 ** 31) - 1, Number.MAX_SAFE_INTEGER, 1e300, -1);
+/** Text PostgreSQL refuses to store (NUL), next to otherwise plausible values. */
+const NUL_TEXT = fc.constantFrom("\u0000", "dev\u0000", "/app/\u0000x", "KEY\u0000");
 const nasty = fc.constantFrom(
   "",
   " ",
@@ -26,7 +30,9 @@ const nasty = fc.constantFrom(
   "😀🔥",
   "ﬁ\u202e\u200b",
   "' OR 1=1 --",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: secret-reference syntax, sent literally on purpose
   "${KEY}",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: secret-reference syntax, sent literally on purpose
   "${a.b.c}",
   "<script>alert(1)</script>",
   "a".repeat(5000),
@@ -51,10 +57,11 @@ export function valid(schema: ZodTypeAny, depth = 0): fc.Arbitrary<unknown> {
         fc.stringMatching(/^[a-z0-9]+(-[a-z0-9]+)*$/).filter((s) => s.length >= min && s.length <= max),
         fc.string({ minLength: min, maxLength: Math.min(max, 40) }),
         fc.constantFrom("dev", "staging", "prod", "/", "/app", "/app/db", "KEY", "ci"),
+        NUL_TEXT,
       );
     }
     case "ZodNumber":
-      return fc.oneof(fc.integer({ min: 0, max: 1000 }), fc.constantFrom(0, 1, 2592000));
+      return fc.oneof(fc.integer({ min: 0, max: 1000 }), fc.constantFrom(0, 1, 2592000), HUGE);
     case "ZodBoolean":
       return fc.boolean();
     case "ZodDate":
@@ -113,6 +120,7 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
     fc.string(),
     fc.string({ unit: "grapheme", maxLength: 30 }),
     fc.integer(),
+    HUGE,
     fc.double(),
     fc.constant(null),
     fc.boolean(),
