@@ -26,7 +26,7 @@ import { createSecretsService } from "./features/secrets/secrets-service.js";
 import { createSyncsFeature } from "./features/syncs/syncs-feature.js";
 import { createTagsService } from "./features/tags/tags-service.js";
 import { registerAuth } from "./http/plugins/auth.js";
-import { registerErrorHandler } from "./http/plugins/error-handler.js";
+import { frameworkErrors, registerErrorHandler } from "./http/plugins/error-handler.js";
 import { registerRateLimit } from "./http/plugins/rate-limit.js";
 import { validatorCompiler } from "./http/plugins/zod-compiler.js";
 import { authRoutes } from "./http/routes/auth.js";
@@ -162,6 +162,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     trustProxy: config.TRUST_PROXY,
     routerOptions: { ignoreTrailingSlash: true },
     bodyLimit: 1024 * 1024,
+    // Over-long path parameters and malformed URLs are refused before routing: keep the envelope.
+    frameworkErrors,
     // Per-request access logs only at debug/trace: at info they would cost more than the handlers.
     logController: new LogController({
       disableRequestLogging: config.LOG_LEVEL !== "debug" && config.LOG_LEVEL !== "trace",

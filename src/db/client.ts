@@ -46,6 +46,13 @@ function createPostgres(url: string, max: number, log: Logger): DbHandle {
   // An idle client that loses its server (e.g. PostgreSQL restarts) emits here; without a listener the
   // process would crash. The pool drops the client and reconnects on the next checkout.
   pool.on("error", (err) => log.warn({ err: err.message }, "postgres idle client error"));
+  // A CHECKED-OUT client has no pool listener: if the server goes away while it sits between queries
+  // (inside a transaction, or holding a sync's advisory locks) its 'error' event would be unhandled and
+  // crash the process. This listener keeps it an ordinary failure: the next query on that client
+  // rejects, and the pool discards it on release because it is no longer queryable.
+  pool.on("connect", (client) =>
+    client.on("error", (err) => log.warn({ err: err.message }, "postgres connection lost")),
+  );
   const db = drizzlePg(pool, { schema });
   return {
     db,
@@ -83,4 +90,36 @@ async function createPglite(opts: DbOptions): Promise<DbHandle> {
 export async function rowsOf<T>(q: Promise<unknown> | SQL, db?: Executor): Promise<T[]> {
   const res = (await (db && !(q instanceof Promise) ? db.execute(q as SQL) : q)) as { rows: T[] };
   return res.rows;
+}
+
+// Node socket errors and PostgreSQL SQLSTATEs meaning "the database is not reachable right now"
+// (class 08 connection exceptions; 57P01-03 shutdown/starting up), as opposed to a bad query.
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "57P01",
+  "57P02",
+  "57P03",
+]);
+const UNREACHABLE_MESSAGE =
+  /Connection terminated|timeout exceeded when trying to connect|not queryable|Client was closed|Cannot use a pool after calling end/i;
+
+/**
+ * True when an error (or any error in its `cause` chain: Drizzle wraps driver errors) means PostgreSQL
+ * could not be reached. The error handler answers these with 503 instead of a generic 500, so clients
+ * know to retry.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; depth++) {
+    const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof code === "string" && (UNREACHABLE_CODES.has(code) || code.startsWith("08"))) return true;
+    if (typeof message === "string" && UNREACHABLE_MESSAGE.test(message)) return true;
+    e = cause;
+  }
+  return false;
 }

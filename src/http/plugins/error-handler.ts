@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ZodError } from "zod";
+import { isDatabaseUnavailable } from "../../db/client.js";
 import { AppError } from "../../lib/errors.js";
 
 /**
@@ -44,6 +45,42 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; error: string; mes
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, error: "BadRequest", message: "Malformed JSON body" },
 };
 
+/**
+ * PostgreSQL "data exception" codes that only bad client input can cause (a non-uuid compared with a
+ * uuid column, a NUL byte in text, an integer or date out of range, an over-long value). Routes validate
+ * what they can; this keeps anything that slips through a clear 400 instead of a 500, on PGlite and
+ * PostgreSQL alike.
+ */
+const PG_BAD_INPUT: Record<string, string> = {
+  "22P02": "Invalid input: a value has the wrong format (for example an id that is not a UUID)",
+  "22021": "Invalid input: text must not contain NUL (\\u0000) characters",
+  "22P05": "Invalid input: text contains a character that cannot be stored",
+  "22003": "Invalid input: a number is out of range",
+  "22001": "Invalid input: a value is too long",
+  "22007": "Invalid input: a date or time has the wrong format",
+  "22008": "Invalid input: a date or time is out of range",
+  "2201B": "Invalid input: invalid regular expression",
+  "54000": "Invalid input: a value is too large to store",
+};
+
+function pgCode(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
+/**
+ * Errors Fastify raises before routing (a path parameter over `maxParamLength`, a malformed URL): passed
+ * as the `frameworkErrors` option so they leave in the envelope too.
+ */
+export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  if (err.code === "FST_ERR_MAX_PARAM_LENGTH")
+    return sendError(reply, req, 414, "UriTooLong", "A path parameter is too long", { code: "BAD_REQUEST" });
+  return sendError(reply, req, 400, "BadRequest", "Malformed URL", { code: "BAD_REQUEST" });
+}
+
 export function registerErrorHandler(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError | AppError | ZodError | Error, req, reply) => {
     if (err instanceof AppError) {
@@ -72,6 +109,27 @@ export function registerErrorHandler(app: FastifyInstance) {
     }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       return sendError(reply, req, fe.statusCode, fe.name || "BadRequest", fe.message);
+    }
+    const pg = pgCode(err);
+    const badInput = pg ? PG_BAD_INPUT[pg] : undefined;
+    if (badInput) {
+      req.log.debug({ err }, "database rejected the input");
+      return sendError(reply, req, 400, "BadRequest", badInput, { code: "BAD_REQUEST" });
+    }
+    // PostgreSQL down or restarting: a retryable 503, not a bug report.
+    if (isDatabaseUnavailable(err)) {
+      req.log.warn({ err: (err as Error).message }, "database unavailable");
+      return sendError(
+        reply,
+        req,
+        503,
+        "ServiceUnavailable",
+        "The database is unavailable; try again shortly",
+        {
+          code: "UNAVAILABLE",
+          retryAfter: 1,
+        },
+      );
     }
     req.log.error({ err }, "unhandled error");
     return sendError(reply, req, 500, "InternalServerError", "Something went wrong", { code: "INTERNAL" });
