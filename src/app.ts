@@ -29,6 +29,7 @@ import { registerAuth } from "./http/plugins/auth.js";
 import { frameworkErrors, registerErrorHandler } from "./http/plugins/error-handler.js";
 import { registerRateLimit } from "./http/plugins/rate-limit.js";
 import { validatorCompiler } from "./http/plugins/zod-compiler.js";
+import { appConnectionRoutes } from "./http/routes/app-connections.js";
 import { authRoutes } from "./http/routes/auth.js";
 import { environmentRoutes } from "./http/routes/environments.js";
 import { eventRoutes } from "./http/routes/events.js";
@@ -38,9 +39,8 @@ import { licenseRoutes } from "./http/routes/license.js";
 import { operationsRoutes } from "./http/routes/operations.js";
 import { projectRoutes } from "./http/routes/projects.js";
 import { secretImportRoutes } from "./http/routes/secret-imports.js";
-import { secretRoutes } from "./http/routes/secrets.js";
-import { appConnectionRoutes } from "./http/routes/app-connections.js";
 import { secretSyncRoutes } from "./http/routes/secret-syncs.js";
+import { secretRoutes } from "./http/routes/secrets.js";
 import { tagRoutes } from "./http/routes/tags.js";
 import { createKeyring } from "./lib/crypto/keyring.js";
 import { newRequestId } from "./lib/ids.js";
@@ -118,7 +118,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const secretImports = createSecretImportsService({ db, audit, permissions, changes, log });
   const secrets = createSecretsService({ db, dbh, keyring, audit, permissions, changes });
   // ---- services: secret syncs ----
-  const syncsFeature = await createSyncsFeature({ config, log, dbh, keyring, audit, permissions, changes, secrets });
+  const syncsFeature = await createSyncsFeature({
+    config,
+    log,
+    dbh,
+    keyring,
+    audit,
+    permissions,
+    changes,
+    secrets,
+  });
   const { connections, syncs } = syncsFeature;
   // ---- services: events ----
   const license = await initLicense({ config, log });
@@ -182,7 +191,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       route.config = { ...(route.config ?? {}), auth: "none", rateClass: "none" };
     for (const method of [route.method].flat()) {
       if (method === "HEAD" || route.url.endsWith("*")) continue;
-      routes.push({ method, url: route.url, schema: route.schema as RouteInfo["schema"], config: route.config });
+      routes.push({
+        method,
+        url: route.url,
+        schema: route.schema as RouteInfo["schema"],
+        config: route.config,
+      });
     }
   });
 

@@ -10,21 +10,38 @@ const SECRET = "s".repeat(40);
 describe("loadConfig", () => {
   it("applies defaults", () => {
     const c = loadConfig({ ENCRYPTION_KEY: HEX, AUTH_SECRET: SECRET });
-    expect(c).toMatchObject({ PORT: 8080, HOST: "0.0.0.0", DATA_DIR: "./data", NODE_ENV: "development", generated: [] });
+    expect(c).toMatchObject({
+      PORT: 8080,
+      HOST: "0.0.0.0",
+      DATA_DIR: "./data",
+      NODE_ENV: "development",
+      generated: [],
+    });
     expect(c.ENCRYPTION_KEY).toHaveLength(32);
   });
 
   it("accepts Infisical's names as aliases, the canonical name winning", () => {
-    const c = loadConfig({ DB_CONNECTION_URI: "postgres://u@h/db", ROOT_ENCRYPTION_KEY: HEX, AUTH_SECRET: SECRET });
+    const c = loadConfig({
+      DB_CONNECTION_URI: "postgres://u@h/db",
+      ROOT_ENCRYPTION_KEY: HEX,
+      AUTH_SECRET: SECRET,
+    });
     expect(c.DATABASE_URL).toBe("postgres://u@h/db");
     expect(c.ENCRYPTION_KEY.toString("hex")).toBe(HEX);
-    const both = loadConfig({ DATABASE_URL: "postgres://a@h/x", DB_CONNECTION_URI: "postgres://b@h/y", ENCRYPTION_KEY: HEX, AUTH_SECRET: SECRET });
+    const both = loadConfig({
+      DATABASE_URL: "postgres://a@h/x",
+      DB_CONNECTION_URI: "postgres://b@h/y",
+      ENCRYPTION_KEY: HEX,
+      AUTH_SECRET: SECRET,
+    });
     expect(both.DATABASE_URL).toBe("postgres://a@h/x");
   });
 
   it("takes the encryption key as hex or base64", () => {
     const b64 = Buffer.alloc(32, 7).toString("base64");
-    expect(loadConfig({ ENCRYPTION_KEY: b64, AUTH_SECRET: SECRET }).ENCRYPTION_KEY.equals(Buffer.alloc(32, 7))).toBe(true);
+    expect(
+      loadConfig({ ENCRYPTION_KEY: b64, AUTH_SECRET: SECRET }).ENCRYPTION_KEY.equals(Buffer.alloc(32, 7)),
+    ).toBe(true);
   });
 
   it.each([
@@ -48,7 +65,9 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ NODE_ENV: "production" })).toThrowError(
       "Refusing to start in production: ENCRYPTION_KEY and AUTH_SECRET must be set",
     );
-    expect(() => loadConfig({ NODE_ENV: "production", ENCRYPTION_KEY: HEX })).toThrowError(/AUTH_SECRET must be set/);
+    expect(() => loadConfig({ NODE_ENV: "production", ENCRYPTION_KEY: HEX })).toThrowError(
+      /AUTH_SECRET must be set/,
+    );
   });
 
   it("generates development keys once into DATA_DIR with mode 0600", () => {

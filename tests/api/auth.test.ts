@@ -19,12 +19,16 @@ describe("authentication and universal auth", () => {
     it("logs in, renews and revokes", async () => {
       const i = await makeIdentity(t.app, w, "renewer");
       expect((await me(i.token)).status).toBe(200);
-      const renewed = await ok(call(t.app, "POST", "/api/v1/auth/token/renew", { body: { accessToken: i.token } }));
+      const renewed = await ok(
+        call(t.app, "POST", "/api/v1/auth/token/renew", { body: { accessToken: i.token } }),
+      );
       expect(renewed.tokenType).toBe("Bearer");
       // Capped at what remains of the max TTL, counted from the token's creation.
       expect(renewed.expiresIn).toBeGreaterThan(2592000 - 60);
       expect(renewed.expiresIn).toBeLessThanOrEqual(2592000);
-      const revoked = await ok(call(t.app, "POST", "/api/v1/auth/token/revoke", { body: { accessToken: renewed.accessToken } }));
+      const revoked = await ok(
+        call(t.app, "POST", "/api/v1/auth/token/revoke", { body: { accessToken: renewed.accessToken } }),
+      );
       expect(revoked.message).toBe("Successfully revoked access token");
       const after = await me(i.token);
       expect(after.status).toBe(401);
@@ -32,9 +36,15 @@ describe("authentication and universal auth", () => {
     });
 
     it("users log in with email and password", async () => {
-      const u = await ok(call(t.app, "POST", "/api/v1/auth/email/login", { body: { email: w.userEmail, password: w.userPassword } }));
+      const u = await ok(
+        call(t.app, "POST", "/api/v1/auth/email/login", {
+          body: { email: w.userEmail, password: w.userPassword },
+        }),
+      );
       expect((await me(u.accessToken)).status).toBe(200);
-      const bad = await call(t.app, "POST", "/api/v1/auth/email/login", { body: { email: w.userEmail, password: "nope" } });
+      const bad = await call(t.app, "POST", "/api/v1/auth/email/login", {
+        body: { email: w.userEmail, password: "nope" },
+      });
       expect(bad.status).toBe(401);
     });
   });
@@ -43,18 +53,26 @@ describe("authentication and universal auth", () => {
     it("rejects wrong client secrets and locks out after three failures", async () => {
       const i = await makeIdentity(t.app, w, "locked");
       for (let n = 0; n < 3; n++) {
-        const r = await call(t.app, "POST", "/api/v1/auth/universal-auth/login", { body: { clientId: i.clientId, clientSecret: "wrong" } });
+        const r = await call(t.app, "POST", "/api/v1/auth/universal-auth/login", {
+          body: { clientId: i.clientId, clientSecret: "wrong" },
+        });
         expect(r.status).toBe(401);
         expect(r.json.message).toBe("Invalid credentials");
       }
-      const locked = await call(t.app, "POST", "/api/v1/auth/universal-auth/login", { body: { clientId: i.clientId, clientSecret: i.clientSecret } });
+      const locked = await call(t.app, "POST", "/api/v1/auth/universal-auth/login", {
+        body: { clientId: i.clientId, clientSecret: i.clientSecret },
+      });
       expect(locked.status).toBe(401);
-      expect(locked.json.message).toBe("This identity auth method is temporarily locked, please try again later");
+      expect(locked.json.message).toBe(
+        "This identity auth method is temporarily locked, please try again later",
+      );
     });
 
     it("unknown client ids are invalid credentials, not 500", async () => {
       for (const clientId of ["not-a-uuid", "00000000-0000-0000-0000-000000000000"]) {
-        const r = await call(t.app, "POST", "/api/v1/auth/universal-auth/login", { body: { clientId, clientSecret: "x" } });
+        const r = await call(t.app, "POST", "/api/v1/auth/universal-auth/login", {
+          body: { clientId, clientSecret: "x" },
+        });
         expect(r.status).toBe(401);
       }
     });
@@ -62,18 +80,36 @@ describe("authentication and universal auth", () => {
     it("enforces the client secret usage limit", async () => {
       const i = await makeIdentity(t.app, w, "limited-secret");
       const cs = await ok(
-        call(t.app, "POST", `/api/v1/auth/universal-auth/identities/${i.id}/client-secrets`, { token: w.adminToken, body: { numUsesLimit: 1 } }),
+        call(t.app, "POST", `/api/v1/auth/universal-auth/identities/${i.id}/client-secrets`, {
+          token: w.adminToken,
+          body: { numUsesLimit: 1 },
+        }),
       );
-      await ok(call(t.app, "POST", "/api/v1/auth/universal-auth/login", { body: { clientId: i.clientId, clientSecret: cs.clientSecret } }));
-      const second = await call(t.app, "POST", "/api/v1/auth/universal-auth/login", { body: { clientId: i.clientId, clientSecret: cs.clientSecret } });
+      await ok(
+        call(t.app, "POST", "/api/v1/auth/universal-auth/login", {
+          body: { clientId: i.clientId, clientSecret: cs.clientSecret },
+        }),
+      );
+      const second = await call(t.app, "POST", "/api/v1/auth/universal-auth/login", {
+        body: { clientId: i.clientId, clientSecret: cs.clientSecret },
+      });
       expect(second.status).toBe(401);
       expect(second.json.message).toBe("Access denied due to client secret usage limit reached");
     });
 
     it("enforces the access token usage limit", async () => {
       const i = await makeIdentity(t.app, w, "limited-token");
-      await ok(call(t.app, "PATCH", `/api/v1/auth/universal-auth/identities/${i.id}`, { token: w.adminToken, body: { accessTokenNumUsesLimit: 2 } }));
-      const login = await ok(call(t.app, "POST", "/api/v1/auth/universal-auth/login", { body: { clientId: i.clientId, clientSecret: i.clientSecret } }));
+      await ok(
+        call(t.app, "PATCH", `/api/v1/auth/universal-auth/identities/${i.id}`, {
+          token: w.adminToken,
+          body: { accessTokenNumUsesLimit: 2 },
+        }),
+      );
+      const login = await ok(
+        call(t.app, "POST", "/api/v1/auth/universal-auth/login", {
+          body: { clientId: i.clientId, clientSecret: i.clientSecret },
+        }),
+      );
       expect((await me(login.accessToken)).status).toBe(200);
       expect((await me(login.accessToken)).status).toBe(200);
       const third = await me(login.accessToken);
@@ -128,7 +164,11 @@ describe("authentication and universal auth", () => {
           body: { accessTokenTTL: 60, accessTokenMaxTTL: 60 },
         }),
       );
-      const login = await ok(call(t.app, "POST", "/api/v1/auth/universal-auth/login", { body: { clientId: i.clientId, clientSecret: i.clientSecret } }));
+      const login = await ok(
+        call(t.app, "POST", "/api/v1/auth/universal-auth/login", {
+          body: { clientId: i.clientId, clientSecret: i.clientSecret },
+        }),
+      );
       expect(login).toMatchObject({ expiresIn: 60, accessTokenMaxTTL: 60 });
       // Age the token past its max TTL instead of sleeping.
       await t.services.dbh.query(
@@ -136,7 +176,9 @@ describe("authentication and universal auth", () => {
         [i.id],
       );
       t.services.auth.invalidate({ kind: "all" });
-      const r = await call(t.app, "POST", "/api/v1/auth/token/renew", { body: { accessToken: login.accessToken } });
+      const r = await call(t.app, "POST", "/api/v1/auth/token/renew", {
+        body: { accessToken: login.accessToken },
+      });
       expect(r.status).toBe(401);
       expect(r.json.message).toBe("Failed to renew MI access token past its Max TTL expiration");
       expect((await me(login.accessToken)).status).toBe(401);
@@ -144,7 +186,10 @@ describe("authentication and universal auth", () => {
 
     it("only org admins manage identities", async () => {
       const i = await makeIdentity(t.app, w, "plain-member", "member");
-      const r = await call(t.app, "POST", "/api/v1/identities", { token: i.token, body: { name: "x", organizationId: w.orgId } });
+      const r = await call(t.app, "POST", "/api/v1/identities", {
+        token: i.token,
+        body: { name: "x", organizationId: w.orgId },
+      });
       expect(r.status).toBe(403);
       expect(r.json.error).toBe("PermissionDenied");
     });

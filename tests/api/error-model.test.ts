@@ -13,11 +13,19 @@ describe("error model", () => {
   });
   afterAll(async () => t.close());
 
-  const raw = (method: "POST" | "DELETE" | "GET", url: string, payload?: string, headers: Record<string, string> = {}) =>
+  const raw = (
+    method: "POST" | "DELETE" | "GET",
+    url: string,
+    payload?: string,
+    headers: Record<string, string> = {},
+  ) =>
     t.app.inject({ method, url, payload, headers: { authorization: `Bearer ${w.adminToken}`, ...headers } });
 
   it("422 ValidationFailure carries the zod issues array", async () => {
-    const r = await call(t.app, "POST", "/api/v2/workspace", { token: w.adminToken, body: { projectName: 42 } });
+    const r = await call(t.app, "POST", "/api/v2/workspace", {
+      token: w.adminToken,
+      body: { projectName: 42 },
+    });
     expect(r.status).toBe(422);
     expect(r.json.error).toBe("ValidationFailure");
     expect(Array.isArray(r.json.message)).toBe(true);
@@ -30,7 +38,9 @@ describe("error model", () => {
   });
 
   it("malformed JSON is 400 with the envelope", async () => {
-    const r = await raw("POST", "/api/v2/workspace", '{"projectName": ', { "content-type": "application/json" });
+    const r = await raw("POST", "/api/v2/workspace", '{"projectName": ', {
+      "content-type": "application/json",
+    });
     expect(r.statusCode).toBe(400);
     const j = r.json();
     expect(Object.keys(j)).toEqual(expect.arrayContaining(ENVELOPE_KEYS));
@@ -44,7 +54,9 @@ describe("error model", () => {
   });
 
   it("an unsupported content type is 415", async () => {
-    const r = await raw("POST", "/api/v2/workspace", "projectName=x", { "content-type": "application/x-www-form-urlencoded" });
+    const r = await raw("POST", "/api/v2/workspace", "projectName=x", {
+      "content-type": "application/x-www-form-urlencoded",
+    });
     expect(r.statusCode).toBe(415);
     expect(r.json()).toMatchObject({ statusCode: 415, error: "UnsupportedMediaType" });
   });
@@ -58,22 +70,36 @@ describe("error model", () => {
 
   it("a DELETE with no body and no content type is accepted", async () => {
     const p = await makeProject(t.app, w.adminToken, "Bodiless");
-    const r = await t.app.inject({ method: "DELETE", url: `/api/v1/projects/${p.id}`, headers: { authorization: `Bearer ${w.adminToken}` } });
+    const r = await t.app.inject({
+      method: "DELETE",
+      url: `/api/v1/projects/${p.id}`,
+      headers: { authorization: `Bearer ${w.adminToken}` },
+    });
     expect(r.statusCode).toBe(200);
   });
 
   it("an oversized body is 413, not 500", async () => {
-    const r = await raw("POST", "/api/v2/workspace", JSON.stringify({ projectName: "x".repeat(2 * 1024 * 1024) }), {
-      "content-type": "application/json",
-    });
+    const r = await raw(
+      "POST",
+      "/api/v2/workspace",
+      JSON.stringify({ projectName: "x".repeat(2 * 1024 * 1024) }),
+      {
+        "content-type": "application/json",
+      },
+    );
     expect(r.statusCode).toBe(413);
     expect(r.json().error).toBe("PayloadTooLarge");
   });
 
   it("unknown body and query fields are ignored; empty query values count as absent", async () => {
-    const r = await call(t.app, "POST", "/api/v2/workspace", { token: w.adminToken, body: { projectName: "Extra", whatever: true } });
+    const r = await call(t.app, "POST", "/api/v2/workspace", {
+      token: w.adminToken,
+      body: { projectName: "Extra", whatever: true },
+    });
     expect(r.status).toBe(200);
-    const q = await call(t.app, "GET", "/api/v1/organization/audit-logs?projectId=&eventType=&limit=5", { token: w.adminToken });
+    const q = await call(t.app, "GET", "/api/v1/organization/audit-logs?projectId=&eventType=&limit=5", {
+      token: w.adminToken,
+    });
     expect(q.status).toBe(200);
   });
 

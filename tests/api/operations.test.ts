@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestApp, type TestApp } from "../helpers/build-test-app.js";
-import { addMember, bootstrap, call, makeIdentity, makeProject, ok, type Json, type World } from "../helpers/fixtures.js";
+import {
+  addMember,
+  bootstrap,
+  call,
+  type Json,
+  makeIdentity,
+  makeProject,
+  ok,
+  type World,
+} from "../helpers/fixtures.js";
 
 describe("status, docs and audit log", () => {
   let t: TestApp;
@@ -22,7 +31,11 @@ describe("status, docs and audit log", () => {
     expect(doc.status).toBe(200);
     expect(doc.json.openapi).toMatch(/^3\./);
     expect(Object.keys(doc.json.paths)).toEqual(
-      expect.arrayContaining(["/api/v1/auth/universal-auth/login", "/api/v2/workspace", "/api/v1/identities"]),
+      expect.arrayContaining([
+        "/api/v1/auth/universal-auth/login",
+        "/api/v2/workspace",
+        "/api/v1/identities",
+      ]),
     );
     const body = doc.json.paths["/api/v1/identities"].post.requestBody.content["application/json"].schema;
     expect(body.required).toEqual(expect.arrayContaining(["name", "organizationId"]));
@@ -35,26 +48,57 @@ describe("status, docs and audit log", () => {
     const start = new Date(Date.now() - 1000).toISOString();
     const bot = await makeIdentity(t.app, w, "audited");
     const p = await makeProject(t.app, bot.token, "Audited");
-    const all = await ok(call(t.app, "GET", "/api/v1/organization/audit-logs?limit=100", { token: w.adminToken }));
+    const all = await ok(
+      call(t.app, "GET", "/api/v1/organization/audit-logs?limit=100", { token: w.adminToken }),
+    );
     const types = all.auditLogs.map((l: Json) => l.event.type);
-    expect(types).toEqual(expect.arrayContaining(["bootstrap-instance", "create-identity", "login-identity-universal-auth", "create-project"]));
-    const byProject = await ok(call(t.app, "GET", `/api/v1/organization/audit-logs?projectId=${p.id}`, { token: w.adminToken }));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        "bootstrap-instance",
+        "create-identity",
+        "login-identity-universal-auth",
+        "create-project",
+      ]),
+    );
+    const byProject = await ok(
+      call(t.app, "GET", `/api/v1/organization/audit-logs?projectId=${p.id}`, { token: w.adminToken }),
+    );
     expect(byProject.auditLogs.length).toBeGreaterThan(0);
     expect(byProject.auditLogs.every((l: Json) => l.projectId === p.id)).toBe(true);
     const byActor = await ok(
-      call(t.app, "GET", `/api/v1/organization/audit-logs?actor=${bot.id}&eventType=create-project&startDate=${start}`, { token: w.adminToken }),
+      call(
+        t.app,
+        "GET",
+        `/api/v1/organization/audit-logs?actor=${bot.id}&eventType=create-project&startDate=${start}`,
+        { token: w.adminToken },
+      ),
     );
     expect(byActor.auditLogs).toHaveLength(1);
-    expect(byActor.auditLogs[0]).toMatchObject({ actor: { type: "identity", metadata: { id: bot.id } }, outcome: "success" });
-    const future = await ok(call(t.app, "GET", `/api/v1/organization/audit-logs?startDate=${new Date(Date.now() + 3600_000).toISOString()}`, { token: w.adminToken }));
+    expect(byActor.auditLogs[0]).toMatchObject({
+      actor: { type: "identity", metadata: { id: bot.id } },
+      outcome: "success",
+    });
+    const future = await ok(
+      call(
+        t.app,
+        "GET",
+        `/api/v1/organization/audit-logs?startDate=${new Date(Date.now() + 3600_000).toISOString()}`,
+        { token: w.adminToken },
+      ),
+    );
     expect(future.auditLogs).toHaveLength(0);
   });
 
   it("project members without audit rights cannot read project logs; non-admins cannot read org logs", async () => {
     const p = await makeProject(t.app, w.adminToken, "Audit perms");
     const v = await addMember(t.app, w, p.id, "audit-viewer", "viewer");
-    expect((await call(t.app, "GET", `/api/v1/organization/audit-logs?projectId=${p.id}`, { token: v.token })).status).toBe(403);
-    expect((await call(t.app, "GET", "/api/v1/organization/audit-logs", { token: v.token })).status).toBe(403);
+    expect(
+      (await call(t.app, "GET", `/api/v1/organization/audit-logs?projectId=${p.id}`, { token: v.token }))
+        .status,
+    ).toBe(403);
+    expect((await call(t.app, "GET", "/api/v1/organization/audit-logs", { token: v.token })).status).toBe(
+      403,
+    );
   });
 });
 

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestApp, type TestApp } from "../helpers/build-test-app.js";
-import { addMember, bootstrap, call, makeIdentity, makeProject, ok, type Json, type World } from "../helpers/fixtures.js";
+import {
+  addMember,
+  bootstrap,
+  call,
+  type Json,
+  makeIdentity,
+  makeProject,
+  ok,
+  type World,
+} from "../helpers/fixtures.js";
 import { makeOtherOrg } from "../helpers/other-org.js";
 import { permissionCases } from "../helpers/permission-cases.js";
 
@@ -27,25 +36,48 @@ describe("projects, memberships and roles", () => {
       const p = await makeProject(t.app, w.adminToken, "Temp Project");
       expect(p).toMatchObject({ name: "Temp Project", type: "secret-manager", version: 3, orgId: w.orgId });
       expect(p.slug).toMatch(/^temp-project-[a-z0-9]{4}$/);
-      expect((await ok(call(t.app, "GET", `/api/v1/projects/${p.id}`, { token: w.adminToken }))).project.id).toBe(p.id);
-      expect((await ok(call(t.app, "GET", `/api/v1/workspace/${p.id}`, { token: w.adminToken }))).workspace.id).toBe(p.id);
-      expect((await ok(call(t.app, "GET", `/api/v2/workspace/${p.slug}`, { token: w.adminToken }))).id).toBe(p.id);
+      expect(
+        (await ok(call(t.app, "GET", `/api/v1/projects/${p.id}`, { token: w.adminToken }))).project.id,
+      ).toBe(p.id);
+      expect(
+        (await ok(call(t.app, "GET", `/api/v1/workspace/${p.id}`, { token: w.adminToken }))).workspace.id,
+      ).toBe(p.id);
+      expect((await ok(call(t.app, "GET", `/api/v2/workspace/${p.slug}`, { token: w.adminToken }))).id).toBe(
+        p.id,
+      );
       const list = await ok(call(t.app, "GET", "/api/v1/projects", { token: w.adminToken }));
       expect(list.projects.map((x: Json) => x.id)).toContain(p.id);
-      const upd = await ok(call(t.app, "PATCH", `/api/v1/projects/${p.id}`, { token: w.adminToken, body: { name: "Renamed" } }));
+      const upd = await ok(
+        call(t.app, "PATCH", `/api/v1/projects/${p.id}`, { token: w.adminToken, body: { name: "Renamed" } }),
+      );
       expect(upd.project.name).toBe("Renamed");
       const del = await ok(call(t.app, "DELETE", `/api/v1/workspace/${p.id}`, { token: w.adminToken }));
       expect(del.workspace.id).toBe(p.id);
-      expect((await call(t.app, "GET", `/api/v1/projects/${p.id}`, { token: w.adminToken })).status).toBe(404);
+      expect((await call(t.app, "GET", `/api/v1/projects/${p.id}`, { token: w.adminToken })).status).toBe(
+        404,
+      );
     });
 
     it("refuses duplicate slugs and honours delete protection", async () => {
-      await ok(call(t.app, "POST", "/api/v1/projects", { token: w.adminToken, body: { projectName: "A", slug: "fixed-slug" } }));
-      const dupe = await call(t.app, "POST", "/api/v1/projects", { token: w.adminToken, body: { projectName: "B", slug: "fixed-slug" } });
+      await ok(
+        call(t.app, "POST", "/api/v1/projects", {
+          token: w.adminToken,
+          body: { projectName: "A", slug: "fixed-slug" },
+        }),
+      );
+      const dupe = await call(t.app, "POST", "/api/v1/projects", {
+        token: w.adminToken,
+        body: { projectName: "B", slug: "fixed-slug" },
+      });
       expect(dupe.status).toBe(400);
       expect(dupe.json.message).toContain('A project with the slug "fixed-slug" already exists');
       const p = await makeProject(t.app, w.adminToken, "Protected");
-      await ok(call(t.app, "PATCH", `/api/v1/projects/${p.id}`, { token: w.adminToken, body: { hasDeleteProtection: true } }));
+      await ok(
+        call(t.app, "PATCH", `/api/v1/projects/${p.id}`, {
+          token: w.adminToken,
+          body: { hasDeleteProtection: true },
+        }),
+      );
       const del = await call(t.app, "DELETE", `/api/v1/projects/${p.id}`, { token: w.adminToken });
       expect(del.status).toBe(403);
       expect(del.json.message).toBe("Project delete protection is enabled");
@@ -54,14 +86,24 @@ describe("projects, memberships and roles", () => {
     it("manages identity memberships", async () => {
       const bot = await makeIdentity(t.app, w, "member-bot");
       const base = `/api/v2/workspace/${project.id}/identity-memberships`;
-      const add = await ok(call(t.app, "POST", `${base}/${bot.id}`, { token: w.adminToken, body: { roles: [{ role: "member" }] } }));
+      const add = await ok(
+        call(t.app, "POST", `${base}/${bot.id}`, {
+          token: w.adminToken,
+          body: { roles: [{ role: "member" }] },
+        }),
+      );
       expect(add.identityMembership).toMatchObject({ identityId: bot.id, projectId: project.id });
       const list = await ok(call(t.app, "GET", base, { token: w.adminToken }));
       expect(list.identityMemberships.map((m: Json) => m.identityId)).toContain(bot.id);
-      const upd = await ok(call(t.app, "PATCH", `${base}/${bot.id}`, { token: w.adminToken, body: { role: "viewer" } }));
+      const upd = await ok(
+        call(t.app, "PATCH", `${base}/${bot.id}`, { token: w.adminToken, body: { role: "viewer" } }),
+      );
       expect(upd.roles[0].role).toBe("viewer");
       // The role change takes effect at once: the viewer can no longer create environments' members.
-      const denied = await call(t.app, "POST", `${base}/${viewer.id}`, { token: bot.token, body: { role: "admin" } });
+      const denied = await call(t.app, "POST", `${base}/${viewer.id}`, {
+        token: bot.token,
+        body: { role: "admin" },
+      });
       expect(denied.status).toBe(403);
       await ok(call(t.app, "DELETE", `${base}/${bot.id}`, { token: w.adminToken }));
       const gone = await call(t.app, "GET", `/api/v1/projects/${project.id}`, { token: bot.token });
@@ -88,10 +130,18 @@ describe("projects, memberships and roles", () => {
       );
       expect(role.role.slug).toBe("app-dev-only");
       const bot = await addMember(t.app, w, project.id, "custom-bot", "app-dev-only");
-      const m = await ok(call(t.app, "GET", `/api/v2/workspace/${project.id}/identity-memberships/${bot.id}`, { token: w.adminToken }));
+      const m = await ok(
+        call(t.app, "GET", `/api/v2/workspace/${project.id}/identity-memberships/${bot.id}`, {
+          token: w.adminToken,
+        }),
+      );
       expect(m.identityMembership.roles[0]).toMatchObject({ role: "custom", customRoleSlug: "app-dev-only" });
-      const roles = await ok(call(t.app, "GET", `/api/v1/projects/${project.id}/roles`, { token: w.adminToken }));
-      expect(roles.roles.map((r: Json) => r.slug)).toEqual(expect.arrayContaining(["admin", "member", "viewer", "no-access", "app-dev-only"]));
+      const roles = await ok(
+        call(t.app, "GET", `/api/v1/projects/${project.id}/roles`, { token: w.adminToken }),
+      );
+      expect(roles.roles.map((r: Json) => r.slug)).toEqual(
+        expect.arrayContaining(["admin", "member", "viewer", "no-access", "app-dev-only"]),
+      );
     });
   });
 
@@ -106,13 +156,21 @@ describe("projects, memberships and roles", () => {
         { subject: "tags", action: "read", conditions: { environment: "dev" } },
       ];
       for (const rule of bad) {
-        const r = await call(t.app, "POST", url, { token: w.adminToken, body: { slug: "bad-role", permissions: [rule] } });
+        const r = await call(t.app, "POST", url, {
+          token: w.adminToken,
+          body: { slug: "bad-role", permissions: [rule] },
+        });
         expect(r.status).toBe(400);
       }
-      const unknownRole = await call(t.app, "POST", `/api/v2/workspace/${project.id}/identity-memberships/${viewer.id}`, {
-        token: w.adminToken,
-        body: { role: "does-not-exist" },
-      });
+      const unknownRole = await call(
+        t.app,
+        "POST",
+        `/api/v2/workspace/${project.id}/identity-memberships/${viewer.id}`,
+        {
+          token: w.adminToken,
+          body: { role: "does-not-exist" },
+        },
+      );
       expect([400, 404]).toContain(unknownRole.status);
     });
 
@@ -124,7 +182,9 @@ describe("projects, memberships and roles", () => {
       }
       const other = await makeOtherOrg(t);
       const theirs = await makeProject(t.app, other.token, "Theirs");
-      expect((await call(t.app, "GET", `/api/v1/projects/${theirs.id}`, { token: w.adminToken })).status).toBe(404);
+      expect(
+        (await call(t.app, "GET", `/api/v1/projects/${theirs.id}`, { token: w.adminToken })).status,
+      ).toBe(404);
     });
   });
 

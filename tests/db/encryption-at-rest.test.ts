@@ -20,7 +20,11 @@ describe("encryption at rest", () => {
     const p = await makeProject(t.app, w.adminToken, "Dumped");
     // Material encrypted through the service layer's keyring, stored in a real table column.
     const plaintext = "PLAINTEXT-CANARY-4c1b9e";
-    const sealed = await t.services.keyring.encrypt(p.id, plaintext, { table: "audit_logs", column: "resource", id: "x" });
+    const sealed = await t.services.keyring.encrypt(p.id, plaintext, {
+      table: "audit_logs",
+      column: "resource",
+      id: "x",
+    });
     await t.services.audit.record(
       { eventType: "canary", actor: null, orgId: w.orgId, resource: { sealed: sealed.toString("base64") } },
       t.services.db,
@@ -49,19 +53,33 @@ describe("encryption at rest", () => {
   it("binds ciphertext to its row and column: a swapped ciphertext fails to decrypt", async () => {
     const key = Buffer.alloc(32, 9);
     const a = seal(key, "value-a", { table: "secrets", column: "encrypted_value", id: "row-a" });
-    expect(open(key, a, { table: "secrets", column: "encrypted_value", id: "row-a" }).toString()).toBe("value-a");
-    expect(() => open(key, a, { table: "secrets", column: "encrypted_value", id: "row-b" })).toThrowError(/authentication/);
-    expect(() => open(key, a, { table: "secrets", column: "encrypted_comment", id: "row-a" })).toThrowError(/authentication/);
+    expect(open(key, a, { table: "secrets", column: "encrypted_value", id: "row-a" }).toString()).toBe(
+      "value-a",
+    );
+    expect(() => open(key, a, { table: "secrets", column: "encrypted_value", id: "row-b" })).toThrowError(
+      /authentication/,
+    );
+    expect(() => open(key, a, { table: "secrets", column: "encrypted_comment", id: "row-a" })).toThrowError(
+      /authentication/,
+    );
     const tampered = Buffer.from(a);
     tampered[tampered.length - 1] = (tampered[tampered.length - 1] ?? 0) ^ 1;
     expect(() => open(key, tampered, { table: "secrets", column: "encrypted_value", id: "row-a" })).toThrow();
     // Random IVs: the same plaintext never produces the same ciphertext.
-    expect(seal(key, "same", { table: "t", column: "c", id: "1" }).equals(seal(key, "same", { table: "t", column: "c", id: "1" }))).toBe(false);
+    expect(
+      seal(key, "same", { table: "t", column: "c", id: "1" }).equals(
+        seal(key, "same", { table: "t", column: "c", id: "1" }),
+      ),
+    ).toBe(false);
   });
 
   it("keeps hashes out of API responses", async () => {
     const i = await makeIdentity(t.app, w, "no-hash");
-    const list = await ok(call(t.app, "GET", `/api/v1/auth/universal-auth/identities/${i.id}/client-secrets`, { token: w.adminToken }));
+    const list = await ok(
+      call(t.app, "GET", `/api/v1/auth/universal-auth/identities/${i.id}/client-secrets`, {
+        token: w.adminToken,
+      }),
+    );
     expect(JSON.stringify(list)).not.toMatch(/scrypt|Hash/);
   });
 });

@@ -13,7 +13,8 @@ export async function dumpAllTables(dbh: DbHandle): Promise<string> {
     const { rows } = await dbh.query<Record<string, unknown>>(`SELECT * FROM "${table_name}"`);
     for (const row of rows) {
       for (const v of Object.values(row)) {
-        if (v instanceof Uint8Array) out.push(Buffer.from(v).toString("hex"), Buffer.from(v).toString("latin1"));
+        if (v instanceof Uint8Array)
+          out.push(Buffer.from(v).toString("hex"), Buffer.from(v).toString("latin1"));
         else out.push(typeof v === "string" ? v : JSON.stringify(v));
       }
     }

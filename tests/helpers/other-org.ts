@@ -7,7 +7,10 @@ import type { TestApp } from "./build-test-app.js";
  */
 export async function makeOtherOrg(t: TestApp) {
   const { db, signer } = t.services;
-  const [org] = await db.insert(organizations).values({ name: "Other", slug: `other-${Date.now()}` }).returning();
+  const [org] = await db
+    .insert(organizations)
+    .values({ name: "Other", slug: `other-${Date.now()}` })
+    .returning();
   if (!org) throw new Error("no org");
   const [identity] = await db
     .insert(identities)
@@ -20,7 +23,12 @@ export async function makeOtherOrg(t: TestApp) {
     .returning();
   if (!tok) throw new Error("no token");
   const token = await signer.sign(
-    { authTokenType: "identityAccessToken", identityId: identity.id, clientSecretId: null, identityAccessTokenId: tok.id },
+    {
+      authTokenType: "identityAccessToken",
+      identityId: identity.id,
+      clientSecretId: null,
+      identityAccessTokenId: tok.id,
+    },
     0,
   );
   return { orgId: org.id, identityId: identity.id, token };

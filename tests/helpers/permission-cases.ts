@@ -18,7 +18,12 @@ export type RouteCase = {
   weakToken?: string;
 };
 
-export type PermissionCtx = { t: TestApp; world: World; route: () => RouteCase | Promise<RouteCase>; revokedToken: string };
+export type PermissionCtx = {
+  t: TestApp;
+  world: World;
+  route: () => RouteCase | Promise<RouteCase>;
+  revokedToken: string;
+};
 
 export async function expiredTokenFor(t: TestApp, identityId: string, tokenId: string) {
   const key = createSecretKey(Buffer.from(t.services.config.AUTH_SECRET, "utf8"));
@@ -51,10 +56,17 @@ export function permissionCases(ctx: () => PermissionCtx) {
 
   it("expired token → 403 TokenError", async () => {
     const c = ctx();
-    const token = await expiredTokenFor(c.t, "00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000000");
+    const token = await expiredTokenFor(
+      c.t,
+      "00000000-0000-0000-0000-000000000000",
+      "00000000-0000-0000-0000-000000000000",
+    );
     const res = await send(token);
     expect(res.status).toBe(403);
-    expect(res.json).toMatchObject({ error: "TokenError", message: "Your token has expired. Please re-authenticate." });
+    expect(res.json).toMatchObject({
+      error: "TokenError",
+      message: "Your token has expired. Please re-authenticate.",
+    });
   });
 
   it("revoked token → 401", async () => {

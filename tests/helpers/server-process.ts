@@ -1,8 +1,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
+import type { Json } from "./fixtures.js";
 
 /** Starts `src/main.ts` in a child process and waits until /api/status answers. */
-export type ServerProcess = { url: string; port: number; child: ChildProcess; output: () => string; exited: Promise<number | null> };
+export type ServerProcess = {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+};
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -20,7 +27,14 @@ export async function startServer(env: Record<string, string>, timeoutMs = 120_0
   const port = Number(env.PORT ?? (await freePort()));
   let out = "";
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: { ...process.env, NODE_ENV: "development", LOG_LEVEL: "info", HOST: "127.0.0.1", ...env, PORT: String(port) },
+    env: {
+      ...process.env,
+      NODE_ENV: "development",
+      LOG_LEVEL: "info",
+      HOST: "127.0.0.1",
+      ...env,
+      PORT: String(port),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout?.on("data", (d) => {
@@ -52,5 +66,5 @@ export async function post(url: string, path: string, body: unknown, token?: str
     headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify(body),
   });
-  return { status: r.status, json: (await r.json()) as Record<string, any> }; // biome-ignore lint/suspicious/noExplicitAny: test JSON
+  return { status: r.status, json: (await r.json()) as Json };
 }

@@ -8,13 +8,21 @@ describe("process lifecycle", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "ferry-life-"));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it("starts with no configuration, warns about generated keys, and shuts down gracefully on SIGTERM", { timeout: 300_000 }, async () => {
+  it("starts with no configuration, warns about generated keys, and shuts down gracefully on SIGTERM", {
+    timeout: 300_000,
+  }, async () => {
     const s = await startServer({ DATA_DIR: dataDir });
     expect(s.output()).toContain("ENCRYPTION_KEY is not set");
-    const boot = await post(s.url, "/api/v1/admin/bootstrap", { email: "l@example.com", password: "pw", organization: "L" });
+    const boot = await post(s.url, "/api/v1/admin/bootstrap", {
+      email: "l@example.com",
+      password: "pw",
+      organization: "L",
+    });
     const token = boot.json.identity.credentials.token as string;
     // Start requests, then SIGTERM while they are in flight: they complete, then the process exits 0.
-    const inflight = Array.from({ length: 5 }, (_, i) => post(s.url, "/api/v2/workspace", { projectName: `f${i}` }, token));
+    const inflight = Array.from({ length: 5 }, (_, i) =>
+      post(s.url, "/api/v2/workspace", { projectName: `f${i}` }, token),
+    );
     await new Promise((r) => setTimeout(r, 5));
     s.child.kill("SIGTERM");
     const results = await Promise.allSettled(inflight);

@@ -15,7 +15,11 @@ describe("PGlite durability across SIGKILL", () => {
   it("keeps every acknowledged write", { timeout: 300_000 }, async () => {
     const env = { DATA_DIR: dataDir };
     const first = await startServer(env);
-    const boot = await post(first.url, "/api/v1/admin/bootstrap", { email: "k@example.com", password: "pw", organization: "K" });
+    const boot = await post(first.url, "/api/v1/admin/bootstrap", {
+      email: "k@example.com",
+      password: "pw",
+      organization: "K",
+    });
     expect(boot.status).toBe(200);
     const token = boot.json.identity.credentials.token as string;
     const created: string[] = [];
@@ -30,11 +34,17 @@ describe("PGlite durability across SIGKILL", () => {
     // Same DATA_DIR: the generated development keys and the database files are reused.
     const second = await startServer(env);
     try {
-      const r = await fetch(`${second.url}/api/v1/projects`, { headers: { authorization: `Bearer ${token}` } });
+      const r = await fetch(`${second.url}/api/v1/projects`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(r.status).toBe(200);
       const ids = ((await r.json()) as { projects: { id: string }[] }).projects.map((p) => p.id);
       expect(ids.sort()).toEqual([...created].sort());
-      const again = await post(second.url, "/api/v1/admin/bootstrap", { email: "x@example.com", password: "pw", organization: "X" });
+      const again = await post(second.url, "/api/v1/admin/bootstrap", {
+        email: "x@example.com",
+        password: "pw",
+        organization: "X",
+      });
       expect(again.status).toBe(400);
     } finally {
       second.child.kill("SIGTERM");

@@ -22,7 +22,9 @@ describe("README", () => {
   });
 
   it("walk-through works when pasted into bash against a live server", { timeout: 300_000 }, async () => {
-    const block = /<!-- walkthrough:start -->\s*```bash\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(readme)?.[1];
+    const block = /<!-- walkthrough:start -->\s*```bash\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(
+      readme,
+    )?.[1];
     expect(block).toBeTruthy();
     const server = await startServer({ DATA_DIR: dataDir });
     try {
@@ -38,7 +40,11 @@ describe("README", () => {
       expect(lines).toContain("viewer");
       expect(lines).toContain("Demo");
       const denial = JSON.parse(lines[lines.length - 1] ?? "{}");
-      expect(denial).toMatchObject({ statusCode: 403, error: "PermissionDenied", message: "You are not allowed to create on identity" });
+      expect(denial).toMatchObject({
+        statusCode: 403,
+        error: "PermissionDenied",
+        message: "You are not allowed to create on identity",
+      });
     } finally {
       server.child.kill("SIGTERM");
       await server.exited;
