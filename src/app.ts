@@ -20,6 +20,7 @@ import { createUniversalAuthService } from "./features/identities/universal-auth
 import { initLicense } from "./features/license/license-service.js";
 import { createPermissionsService } from "./features/permissions/permissions-service.js";
 import { createMembershipsService } from "./features/projects/memberships-service.js";
+import { createProjectRolesService } from "./features/projects/project-roles-service.js";
 import { createProjectsService } from "./features/projects/projects-service.js";
 import { createSecretImportsService } from "./features/secret-imports/secret-imports-service.js";
 import { createSecretsService } from "./features/secrets/secrets-service.js";
@@ -37,6 +38,7 @@ import { folderRoutes } from "./http/routes/folders.js";
 import { identityRoutes } from "./http/routes/identities.js";
 import { licenseRoutes } from "./http/routes/license.js";
 import { operationsRoutes } from "./http/routes/operations.js";
+import { projectRoleRoutes } from "./http/routes/project-roles.js";
 import { projectRoutes } from "./http/routes/projects.js";
 import { secretImportRoutes } from "./http/routes/secret-imports.js";
 import { secretSyncRoutes } from "./http/routes/secret-syncs.js";
@@ -109,6 +111,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const ua = createUniversalAuthService({ db, signer, audit, identities, onTokenRevoked, onIdentityChanged });
   const projects = createProjectsService({ db, keyring, audit, permissions });
   const memberships = createMembershipsService({ db, audit, permissions });
+  const roles = createProjectRolesService({ db, audit, permissions });
   const auditQuery = createAuditQuery({ db, permissions, flush: audit.flush });
   // ---- services: data plane (environments, folders, secrets, imports, tags) ----
   const environments = createEnvironmentsService({ db, audit, permissions });
@@ -152,6 +155,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     ua,
     projects,
     memberships,
+    roles,
     environments,
     folders,
     tags,
@@ -215,6 +219,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   await app.register(authRoutes({ bootstrap, ua }));
   await app.register(identityRoutes({ identities, ua, bootstrap }));
   await app.register(projectRoutes({ projects, memberships }));
+  await app.register(projectRoleRoutes({ roles }));
   await app.register(operationsRoutes({ auditQuery, dbKind: dbh.kind }));
   // ---- routes: data plane ----
   await app.register(environmentRoutes({ environments }));

@@ -3,14 +3,7 @@ import { z } from "zod";
 import type { MembershipsService } from "../../features/projects/memberships-service.js";
 import type { ProjectsService } from "../../features/projects/projects-service.js";
 import { actorOf } from "../plugins/auth.js";
-import {
-  identityMembershipSchema,
-  projectSchema,
-  roleSchema,
-  ruleSchema,
-  slugSchema,
-  userMembershipSchema,
-} from "../schemas.js";
+import { identityMembershipSchema, projectSchema, slugSchema, userMembershipSchema } from "../schemas.js";
 
 const createBody = z.object({
   projectName: z.string().trim().min(1).max(64),
@@ -245,83 +238,4 @@ export const projectRoutes =
         }),
       );
     }
-
-    // ---- custom project roles ----
-    const rTags = ["Project roles"];
-    const roleResp = { 200: z.object({ role: roleSchema }) };
-    const roleParams = projectParam.extend({ roleId: z.string().trim().min(1) });
-    app.post(
-      "/api/v1/projects/:projectId/roles",
-      {
-        schema: {
-          tags: rTags,
-          params: projectParam,
-          body: z.object({
-            slug: slugSchema("slug", 64),
-            name: z.string().trim().min(1).max(64).optional(),
-            description: z.string().trim().max(500).nullable().optional(),
-            permissions: z.array(ruleSchema),
-          }),
-          response: roleResp,
-        },
-      },
-      async (req) => ({
-        role: await svc.memberships.createRole(actorOf(req), req.params.projectId, req.body),
-      }),
-    );
-    app.get(
-      "/api/v1/projects/:projectId/roles",
-      {
-        schema: {
-          tags: rTags,
-          params: projectParam,
-          response: { 200: z.object({ roles: z.array(roleSchema) }) },
-        },
-      },
-      async (req) => ({ roles: await svc.memberships.listRoles(actorOf(req), req.params.projectId) }),
-    );
-    app.get(
-      "/api/v1/projects/:projectId/roles/slug/:roleSlug",
-      {
-        schema: {
-          tags: rTags,
-          params: projectParam.extend({ roleSlug: z.string().trim().min(1) }),
-          response: roleResp,
-        },
-      },
-      async (req) => ({
-        role: await svc.memberships.getRoleBySlug(actorOf(req), req.params.projectId, req.params.roleSlug),
-      }),
-    );
-    app.patch(
-      "/api/v1/projects/:projectId/roles/:roleId",
-      {
-        schema: {
-          tags: rTags,
-          params: roleParams,
-          body: z.object({
-            slug: slugSchema("slug", 64).optional(),
-            name: z.string().trim().min(1).max(64).optional(),
-            description: z.string().trim().max(500).nullable().optional(),
-            permissions: z.array(ruleSchema).optional(),
-          }),
-          response: roleResp,
-        },
-      },
-      async (req) => ({
-        role: await svc.memberships.updateRole(
-          actorOf(req),
-          req.params.projectId,
-          req.params.roleId,
-          req.body,
-        ),
-      }),
-    );
-    app.delete(
-      "/api/v1/projects/:projectId/roles/:roleId",
-      { schema: { tags: rTags, params: roleParams, response: roleResp } },
-      async (req) => ({
-        role: await svc.memberships.deleteRole(actorOf(req), req.params.projectId, req.params.roleId),
-      }),
-    );
   };
