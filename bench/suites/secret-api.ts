@@ -1,0 +1,206 @@
+import type { World } from "../lib/ferry.js";
+import { api } from "../lib/ferry.js";
+import type { ServerChild, Worker } from "../lib/procs.js";
+import { pairRatio, type Spread, spread } from "../lib/stats.js";
+import type { LoadJob, LoadResult } from "../workers/load-worker.js";
+
+/**
+ * Secret API: `GET /api/v3/secrets/raw/{name}` and `DELETE /api/v4/secrets/{name}` through the whole
+ * stack (token check, permission, decryption, audit, change notification) against the bare baseline's
+ * one indexed SELECT / DELETE … RETURNING, interleaved run by run: bare, Ferry, bare, Ferry…
+ *
+ * Reads cycle over live names. Deletes consume names: Ferry's live list shrinks as it goes, and before
+ * every bare delete run the baseline table is refilled to exactly Ferry's current size.
+ */
+
+export interface Side {
+  rps: Spread;
+  p50: Spread;
+  p99: Spread;
+  errors: number;
+  runs: LoadResult[];
+}
+
+export interface ApiFigure {
+  op: "get" | "delete";
+  connections: number;
+  ferry: Side;
+  bare: Side;
+  /** Ferry req/s ÷ bare req/s, run by run. */
+  ratio: Spread;
+  /** Ferry p99 ÷ bare p99, run by run. */
+  p99Ratio: Spread;
+  tableSize: number;
+}
+
+export interface ApiOptions {
+  world: World;
+  ferry: ServerChild;
+  bare: ServerChild;
+  load: Worker;
+  /** Live secret names in dev "/", all of the same shape as the bare table's. */
+  names: string[];
+  prefix: string;
+  reps: number;
+  durationS: number;
+  connections: number[];
+  log: (s: string) => void;
+}
+
+function side(runs: LoadResult[]): Side {
+  return {
+    rps: spread(runs.map((r) => r.rps)),
+    p50: spread(runs.map((r) => r.p50)),
+    p99: spread(runs.map((r) => r.p99)),
+    errors: runs.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0),
+    runs,
+  };
+}
+
+export async function secretApiSuite(o: ApiOptions): Promise<ApiFigure[]> {
+  const { world: w } = o;
+  const live = [...o.names];
+  const out: ApiFigure[] = [];
+  const reseedBare = async (count: number) => {
+    await api(o.bare.url, "POST", "/bare/seed", { prefix: o.prefix, count });
+  };
+  const bareNames = (count: number) => Array.from({ length: count }, (_, i) => `${o.prefix}${i}`);
+  const run = (job: Omit<LoadJob, "durationS">, durationS = o.durationS) =>
+    o.load.call<LoadResult>({ cmd: "run", job: { ...job, durationS } });
+  // Unmeasured first runs: JIT, connection pools and database caches warm up on both sides alike.
+  const warmS = Math.max(0.5, o.durationS / 2);
+  const query = `workspaceId=${w.projectId}&environment=dev&secretPath=%2F`;
+  const auth = { authorization: `Bearer ${w.token}` };
+
+  // Reads first, on the full table.
+  await reseedBare(live.length);
+  const bareGet = bareNames(live.length).map((n) => `/bare/secrets/${n}`);
+  const ferryGet = live.map((n) => `/api/v3/secrets/raw/${encodeURIComponent(n)}?${query}`);
+  await run({ url: o.bare.url, method: "GET", connections: 10, cycle: true, paths: bareGet }, warmS);
+  await run(
+    { url: w.base, method: "GET", headers: auth, connections: 10, cycle: true, paths: ferryGet },
+    warmS,
+  );
+  for (const c of o.connections) {
+    const ferry: LoadResult[] = [];
+    const bare: LoadResult[] = [];
+    for (let r = 0; r < o.reps; r++) {
+      bare.push(
+        await run({
+          url: o.bare.url,
+          method: "GET",
+          connections: c,
+          cycle: true,
+          paths: bareGet,
+        }),
+      );
+      ferry.push(
+        await run({
+          url: w.base,
+          method: "GET",
+          headers: auth,
+          connections: c,
+          cycle: true,
+          paths: ferryGet,
+        }),
+      );
+      o.log(
+        `  get c=${c} run ${r + 1}: bare ${bare.at(-1)?.rps.toFixed(0)} req/s, ferry ${ferry.at(-1)?.rps.toFixed(0)} req/s`,
+      );
+    }
+    out.push(figure("get", c, ferry, bare, live.length));
+  }
+
+  // Deletes: every Ferry run gets an equal share of the names left (after a small warm-up share).
+  const delBody = JSON.stringify({ projectId: w.projectId, environment: "dev", secretPath: "/" });
+  const delHeaders = { ...auth, "content-type": "application/json" };
+  const ferryDel = (names: string[]) => names.map((n) => `/api/v4/secrets/${encodeURIComponent(n)}`);
+  await reseedBare(live.length);
+  await run(
+    {
+      url: o.bare.url,
+      method: "DELETE",
+      connections: 10,
+      cycle: false,
+      paths: bareNames(live.length).map((n) => `/bare/secrets/${n}`),
+    },
+    warmS,
+  );
+  const warmBatch = live.splice(live.length - Math.min(300, Math.floor(live.length / 10)));
+  const warm = await run(
+    {
+      url: w.base,
+      method: "DELETE",
+      headers: delHeaders,
+      body: delBody,
+      connections: 10,
+      cycle: false,
+      paths: ferryDel(warmBatch),
+    },
+    warmS,
+  );
+  live.push(...warmBatch.slice(warm.issued));
+  const deleteRuns = o.connections.length * o.reps;
+  let runsLeft = deleteRuns;
+  for (const c of o.connections) {
+    const ferry: LoadResult[] = [];
+    const bare: LoadResult[] = [];
+    const size = live.length;
+    for (let r = 0; r < o.reps; r++) {
+      await reseedBare(live.length);
+      bare.push(
+        await run({
+          url: o.bare.url,
+          method: "DELETE",
+          connections: c,
+          cycle: false,
+          paths: bareNames(live.length).map((n) => `/bare/secrets/${n}`),
+        }),
+      );
+      const share = Math.floor(live.length / runsLeft);
+      runsLeft--;
+      const batch = live.splice(live.length - share, share);
+      const res = await run({
+        url: w.base,
+        method: "DELETE",
+        headers: delHeaders,
+        body: delBody,
+        connections: c,
+        cycle: false,
+        paths: ferryDel(batch),
+      });
+      ferry.push(res);
+      // Names handed out but never answered may or may not be gone: they are not reused either way.
+      live.push(...batch.slice(res.issued));
+      o.log(
+        `  delete c=${c} run ${r + 1}: bare ${bare.at(-1)?.rps.toFixed(0)} req/s, ferry ${res.rps.toFixed(0)} req/s`,
+      );
+    }
+    out.push(figure("delete", c, ferry, bare, size));
+  }
+  return out;
+}
+
+function figure(
+  op: "get" | "delete",
+  c: number,
+  ferry: LoadResult[],
+  bare: LoadResult[],
+  size: number,
+): ApiFigure {
+  return {
+    op,
+    connections: c,
+    ferry: side(ferry),
+    bare: side(bare),
+    ratio: pairRatio(
+      ferry.map((r) => r.rps),
+      bare.map((r) => r.rps),
+    ),
+    p99Ratio: pairRatio(
+      ferry.map((r) => r.p99),
+      bare.map((r) => r.p99),
+    ),
+    tableSize: size,
+  };
+}

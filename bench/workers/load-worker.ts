@@ -1,0 +1,94 @@
+import autocannon from "autocannon";
+import { serveWorker } from "../lib/procs.js";
+
+/**
+ * Load generator, in its own process so that its CPU never counts against the server's. Runs one
+ * autocannon job per `run` message. Each request takes the next path from `paths`: cycling through them
+ * for reads, or consuming each exactly once for deletes (each DELETE needs a secret that still exists),
+ * in which case the run also stops when the list is used up.
+ */
+
+export interface LoadJob {
+  url: string;
+  method: "GET" | "DELETE" | "POST" | "PATCH";
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  durationS: number;
+  paths: string[];
+  /** true: reuse paths round-robin; false: each path once, at most paths.length requests. */
+  cycle: boolean;
+  /** Requests per second across all connections (unset: as fast as possible). */
+  overallRate?: number;
+}
+
+export interface LoadResult {
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  durationS: number;
+  /** 2xx responses per second over the whole run. */
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** Paths handed to requests (a consumed list's unused tail starts here). */
+  issued: number;
+}
+
+function run(job: LoadJob): Promise<LoadResult> {
+  let i = 0;
+  const { paths } = job;
+  const nextPath = () => {
+    const p = paths[job.cycle ? i % paths.length : Math.min(i, paths.length - 1)] as string;
+    i++;
+    return p;
+  };
+  return new Promise((ok, fail) => {
+    const inst = autocannon(
+      {
+        url: job.url,
+        connections: job.connections,
+        duration: job.durationS,
+        // A consumed list bounds the run by count as well as by time (the timer below).
+        amount: job.cycle ? undefined : paths.length,
+        overallRate: job.overallRate,
+        timeout: 10,
+        requests: [
+          {
+            method: job.method,
+            headers: job.headers,
+            body: job.body,
+            setupRequest: (req) => {
+              req.path = nextPath();
+              return req;
+            },
+          },
+        ],
+      },
+      (err, r) => {
+        clearTimeout(timer);
+        if (err) {
+          fail(err);
+          return;
+        }
+        ok({
+          ok: r["2xx"],
+          non2xx: r.non2xx,
+          errors: r.errors,
+          timeouts: r.timeouts,
+          durationS: r.duration,
+          rps: r["2xx"] / Math.max(r.duration, 0.001),
+          p50: r.latency.p50,
+          p99: r.latency.p99,
+          max: r.latency.max,
+          issued: Math.min(i, paths.length),
+        });
+      },
+    );
+    const timer = setTimeout(() => inst.stop(), job.durationS * 1000 + 50);
+  });
+}
+
+serveWorker({ run: async (m) => run(m.job as LoadJob) });
