@@ -106,6 +106,21 @@ afterEach(() => {
 });
 
 describe("stream hub", () => {
+  it("delivers to many streams in slices, yielding to the event loop, without reordering events", async () => {
+    const { bus, open } = setup({ maxPerProject: 2_000 });
+    const sinks = Array.from({ length: 1_000 }, () => open());
+    for (const key of ["A", "B", "C"]) bus.publish(event({ keys: [key] }));
+    // Synchronously only the first slice has been written: other requests get a turn in between.
+    const early = sinks.filter((s) => s.chunks.length > 0).length;
+    expect(early).toBeGreaterThan(0);
+    expect(early).toBeLessThan(sinks.length);
+    await vi.waitFor(() => expect(sinks.every((s) => s.chunks.length === 3)).toBe(true));
+    for (const s of sinks) {
+      const keys = s.chunks.map((c) => /"secretKey":"(\w)"/.exec(c)?.[1]);
+      expect(keys).toEqual(["A", "B", "C"]);
+    }
+  });
+
   it("uses one bus listener per project and one ping timer for all streams", () => {
     vi.useFakeTimers();
     const { hub, open, subscribeSpy } = setup();

@@ -75,20 +75,59 @@ interface Stream extends StreamInfo {
   readonly expiresAt: number;
   readonly sink: StreamSink;
   readonly matches: SubscriptionMatcher;
-  /** type/environment/path → may this stream receive it under its current ability. Cleared on refresh. */
-  readonly decisions: Map<string, boolean>;
+  /**
+   * type/environment/path → may this stream receive it under its current ability. Created on first
+   * use (most streams see few distinct folders) and cleared on refresh.
+   */
+  decisions?: Map<string, boolean>;
   closed: boolean;
 }
 
 interface ProjectGroup {
   streams: Set<Stream>;
   unsubscribe: () => void;
+  /** Events waiting to be written, in order; the head may be partly delivered (`cursor`). */
+  queue: Delivery[];
+  pumping: boolean;
+}
+
+interface Delivery {
+  bytes: Buffer;
+  key: string;
+  action: string;
+  fields: { environment: string; secretPath: string };
+  event: ProjectEvent;
+  targets: Stream[];
+  cursor: number;
 }
 
 // Chunked transfer encoding adds a size line and CRLFs to every write; count them so the bound holds.
 const CHUNK_OVERHEAD = 32;
 const MAX_DECISIONS = 256;
 const REFRESH_CONCURRENCY = 16;
+/**
+ * Streams written per turn of the event loop. Writing one event to 10,000 sockets in one pass blocks
+ * the loop for tens of milliseconds, and every other request waits behind it; in slices, requests are
+ * served in between. Each project's events are delivered in order, one after the other, so a stream
+ * never sees them reordered.
+ */
+const DISPATCH_SLICE = 256;
+
+/**
+ * Compiled matchers shared by streams with identical registrations (typically every replica of the
+ * same operator or proxy), so 10,000 streams do not hold 10,000 copies of the same compiled globs.
+ */
+const matcherCache = new Map<string, SubscriptionMatcher>();
+function sharedMatcher(registrations: readonly EventRegistration[]): SubscriptionMatcher {
+  const key = JSON.stringify(registrations);
+  let m = matcherCache.get(key);
+  if (!m) {
+    if (matcherCache.size >= 1000) matcherCache.clear();
+    m = compileRegistrations(registrations);
+    matcherCache.set(key, m);
+  }
+  return m;
+}
 
 export function createStreamHub(opts: HubOptions) {
   const { bus, log } = opts;
@@ -127,19 +166,47 @@ export function createStreamHub(opts: HubOptions) {
       );
     }
     if (encoded.frames === 0) return;
-    const action = EVENT_PERMISSION_ACTIONS[event.type];
-    const key = `${event.type}\u0000${event.environment}\u0000${event.secretPath}`;
-    const fields = { environment: event.environment, secretPath: event.secretPath };
-    for (const s of group.streams) {
-      if (!s.matches(event)) continue;
-      let allowed = s.decisions.get(key);
-      if (allowed === undefined) {
-        allowed = can(s.ability, action, "secret-events", fields);
-        if (s.decisions.size >= MAX_DECISIONS) s.decisions.clear();
-        s.decisions.set(key, allowed);
+    group.queue.push({
+      bytes: encoded.bytes,
+      key: `${event.type}\u0000${event.environment}\u0000${event.secretPath}`,
+      action: EVENT_PERMISSION_ACTIONS[event.type],
+      fields: { environment: event.environment, secretPath: event.secretPath },
+      event,
+      targets: [...group.streams],
+      cursor: 0,
+    });
+    if (!group.pumping) pump(group);
+  }
+
+  /** Delivers queued events in order, at most DISPATCH_SLICE streams per turn of the event loop. */
+  function pump(group: ProjectGroup): void {
+    group.pumping = true;
+    let budget = DISPATCH_SLICE;
+    for (let d = group.queue[0]; d; d = group.queue[0]) {
+      while (d.cursor < d.targets.length && budget > 0) {
+        const s = d.targets[d.cursor++];
+        budget--;
+        if (s && !s.closed) deliver(s, d);
       }
-      if (allowed) send(s, encoded.bytes);
+      if (d.cursor < d.targets.length) {
+        setImmediate(() => pump(group));
+        return;
+      }
+      group.queue.shift();
     }
+    group.pumping = false;
+  }
+
+  function deliver(s: Stream, d: Delivery): void {
+    if (!s.matches(d.event)) return;
+    s.decisions ??= new Map();
+    let allowed = s.decisions.get(d.key);
+    if (allowed === undefined) {
+      allowed = can(s.ability, d.action, "secret-events", d.fields);
+      if (s.decisions.size >= MAX_DECISIONS) s.decisions.clear();
+      s.decisions.set(d.key, allowed);
+    }
+    if (allowed) send(s, d.bytes);
   }
 
   function detach(s: Stream): void {
@@ -191,7 +258,7 @@ export function createStreamHub(opts: HubOptions) {
       return;
     }
     s.ability = result.ability;
-    s.decisions.clear();
+    s.decisions?.clear();
   }
 
   /** Re-checks token and permissions of the matching streams (all by default), a few at a time. */
@@ -261,13 +328,17 @@ export function createStreamHub(opts: HubOptions) {
         ability: p.ability,
         expiresAt: p.expiresAt,
         sink: p.sink,
-        matches: compileRegistrations(p.registrations),
-        decisions: new Map(),
+        matches: sharedMatcher(p.registrations),
         closed: false,
       };
       let group = groups.get(p.projectId);
       if (!group) {
-        const created: ProjectGroup = { streams: new Set(), unsubscribe: () => {} };
+        const created: ProjectGroup = {
+          streams: new Set(),
+          unsubscribe: () => {},
+          queue: [],
+          pumping: false,
+        };
         created.unsubscribe = bus.subscribe(p.projectId, (e) => dispatch(created, e));
         groups.set(p.projectId, created);
         group = created;
