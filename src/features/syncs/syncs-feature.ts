@@ -84,7 +84,7 @@ export async function createSyncsFeature(deps: {
     connections,
     syncs,
     async close() {
-      unsubscribe();
+      await unsubscribe();
       worker.stop();
       if (working) await working.catch(() => undefined);
       await raw.stop();

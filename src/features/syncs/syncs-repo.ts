@@ -71,11 +71,12 @@ export function createSyncsRepo(db: Db) {
       );
     },
     /** Auto-sync targets of a folder change. */
-    async autoSyncIdsOfFolder(folderId: string): Promise<string[]> {
+    async autoSyncIdsOfFolders(folderIds: string[]): Promise<string[]> {
+      if (folderIds.length === 0) return [];
       const rows = await db
         .select({ id: secretSyncs.id })
         .from(secretSyncs)
-        .where(and(eq(secretSyncs.folderId, folderId), eq(secretSyncs.isAutoSyncEnabled, true)));
+        .where(and(inArray(secretSyncs.folderId, folderIds), eq(secretSyncs.isAutoSyncEnabled, true)));
       return rows.map((r) => r.id);
     },
     async insert(values: typeof secretSyncs.$inferInsert, ex: Executor = db) {

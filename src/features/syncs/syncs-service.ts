@@ -21,6 +21,8 @@ import type { CreateSyncInput, UpdateSyncInput } from "./syncs-schemas.js";
 
 /** Auto-sync start delay: a burst of edits inside this window collapses into one run (queue coalescing). */
 export const AUTO_SYNC_DEBOUNCE_MS = 1_000;
+/** Window in which changed folders are collected before one auto-sync lookup. */
+const AUTO_SYNC_BATCH_MS = 100;
 
 const IN_PROGRESS = "A job for this sync is already in progress. Please try again shortly.";
 const FOLDER_GONE =
@@ -118,14 +120,37 @@ export function createSyncsService(deps: {
     return s;
   }
 
+  /**
+   * Auto-sync trigger. Changed folders are collected for a short window and looked up in one query,
+   * so a burst of writes costs one lookup instead of one per write (the lookup is not cached: a sync
+   * created on another instance must be seen at once).
+   */
   function onChange() {
-    return changes.subscribe((c) => {
-      if (c.personal) return;
-      repo
-        .autoSyncIdsOfFolder(c.folderId)
+    const pending = new Set<string>();
+    let timer: NodeJS.Timeout | undefined;
+    const flush = () => {
+      timer = undefined;
+      const folderIds = [...pending];
+      pending.clear();
+      return repo
+        .autoSyncIdsOfFolders(folderIds)
         .then((ids) => (ids.length > 0 ? enqueue(ids, { action: "sync" }, AUTO_SYNC_DEBOUNCE_MS) : undefined))
-        .catch((err: unknown) => log.error({ err, folderId: c.folderId }, "auto-sync trigger failed"));
+        .catch((err: unknown) => log.error({ err, folders: folderIds.length }, "auto-sync trigger failed"));
+    };
+    const unsubscribe = changes.subscribe((c) => {
+      if (c.personal) return;
+      pending.add(c.folderId);
+      timer ??= setTimeout(flush, AUTO_SYNC_BATCH_MS);
     });
+    // On shutdown, triggers still collected are flushed (and awaited) so no committed change is left
+    // without its sync.
+    return async () => {
+      unsubscribe();
+      if (timer) {
+        clearTimeout(timer);
+        await flush();
+      }
+    };
   }
 
   return {
