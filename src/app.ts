@@ -131,7 +131,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     changes,
     secrets,
   });
-  const { connections, syncs } = syncsFeature;
+  const { connections, syncs, staleSweep: syncStatusSweep } = syncsFeature;
   // ---- services: events ----
   const license = await initLicense({ config, log });
   const events = createEventsService({ config, log, changes, permissions, auth, signer, license });
@@ -163,6 +163,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     secrets,
     connections,
     syncs,
+    syncStatusSweep,
     license,
     events,
   };

@@ -94,6 +94,11 @@ export const configSchema = z.object({
   AWS_ENDPOINT_URL_SSM: z.string().url().optional().describe("AWS SSM endpoint override"),
   AWS_ENDPOINT_URL_STS: z.string().url().optional().describe("AWS STS endpoint override"),
   GITHUB_API_URL: z.string().url().optional().describe("GitHub API base URL for github.com connections"),
+  GITHUB_APP_ID: z.string().optional().describe("The server's GitHub App id, for `github-app` connections"),
+  GITHUB_APP_PRIVATE_KEY: z
+    .string()
+    .optional()
+    .describe("The GitHub App's private key (PEM), for `github-app` connections"),
 });
 
 type Parsed = z.infer<typeof configSchema>;

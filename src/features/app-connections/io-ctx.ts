@@ -10,6 +10,8 @@ export function destinationEnv(config: Config): DestinationEnv {
     AWS_ENDPOINT_URL_SSM: config.AWS_ENDPOINT_URL_SSM,
     AWS_ENDPOINT_URL_STS: config.AWS_ENDPOINT_URL_STS,
     GITHUB_API_URL: config.GITHUB_API_URL,
+    GITHUB_APP_ID: config.GITHUB_APP_ID,
+    GITHUB_APP_PRIVATE_KEY: config.GITHUB_APP_PRIVATE_KEY,
   };
 }
 

@@ -8,7 +8,8 @@ import type { AuditLog } from "../audit/audit.js";
 import type { ChangeBus } from "../events/change-bus.js";
 import type { PermissionsService } from "../permissions/permissions-service.js";
 import type { SecretsService } from "../secrets/secrets-service.js";
-import { createJobQueue, type JobQueue } from "./jobs/queue.js";
+import { createJobQueue, type JobQueue, SYNC_QUEUE } from "./jobs/queue.js";
+import { createStaleStatusSweep } from "./stale-sweep.js";
 import { createSyncLocks } from "./sync-locks.js";
 import { createSyncRunner } from "./sync-runner.js";
 import { createSyncWorker } from "./sync-worker.js";
@@ -41,6 +42,8 @@ export async function createSyncsFeature(deps: {
   const repo = createSyncsRepo(db);
   const raw = createJobQueue({ dbh, log, expireSeconds: JOB_EXPIRE_SECONDS, concurrency: WORKERS });
   const locks = createSyncLocks(dbh, config.SYNC_CONCURRENCY_PER_CONNECTION);
+  const staleSweep = createStaleStatusSweep({ dbh, log, queue: SYNC_QUEUE });
+  staleSweep.start();
   const runner = createSyncRunner({
     db,
     keyring: deps.keyring,
@@ -83,7 +86,9 @@ export async function createSyncsFeature(deps: {
   return {
     connections,
     syncs,
+    staleSweep,
     async close() {
+      staleSweep.stop();
       await unsubscribe();
       worker.stop();
       if (working) await working.catch(() => undefined);

@@ -34,7 +34,8 @@ export interface JobQueue {
   stop(): Promise<void>;
 }
 
-const QUEUE = "secret-sync";
+export const SYNC_QUEUE = "secret-sync";
+const QUEUE = SYNC_QUEUE;
 
 /**
  * pg-boss talks through `executeSql(text, values)`. PGlite's `query` runs one statement over the
