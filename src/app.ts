@@ -242,12 +242,20 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   async function close() {
     if (closed) return;
     closed = true;
-    await app.close();
-    for (const c of closers.reverse()) await c();
-    await audit.close();
-    await invalidation.close();
+    const step = async (name: string, fn: () => Promise<unknown> | unknown) => {
+      log.debug({ step: name }, "closing");
+      await fn();
+    };
+    // server.close() closes only the connections idle at that moment: a keep-alive connection whose
+    // request was still in flight becomes idle later and would hold shutdown open for the whole
+    // keep-alive timeout (72 s). Keep closing newly idle connections until the server is closed.
+    const idleSweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    await step("http", () => app.close()).finally(() => clearInterval(idleSweep));
+    for (const [i, c] of closers.reverse().entries()) await step(`feature ${i}`, c);
+    await step("audit", () => audit.close());
+    await step("invalidation", () => invalidation.close());
     redis?.disconnect();
-    await dbh.close();
+    await step("database", () => dbh.close());
   }
 
   return {
