@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestApp, type TestApp } from "../helpers/build-test-app.js";
-import { bootstrap, call, type Json, makeProject, ok, type World } from "../helpers/fixtures.js";
+import type { TestApp } from "../helpers/build-test-app.js";
+import { call, type Json, makeProject, ok, type World } from "../helpers/fixtures.js";
 import {
   eventually,
   makeConnection,
   putSecrets,
   type SyncTarget,
-  startTargets,
-  targetEnv,
+  startSyncWorld,
+  stopSyncWorld,
   waitForSync,
 } from "./sync-harness.js";
 
@@ -21,15 +21,10 @@ let w: World;
 let targets: Record<SyncTarget["slug"], SyncTarget>;
 
 beforeAll(async () => {
-  targets = await startTargets();
-  t = await buildTestApp({ env: targetEnv(targets) });
-  w = await bootstrap(t.app);
+  ({ t, w, targets } = await startSyncWorld());
 }, 60_000);
 
-afterAll(async () => {
-  await t?.close();
-  for (const target of Object.values(targets ?? {})) await target.fake.close();
-});
+afterAll(() => stopSyncWorld({ t, targets }));
 
 const SOURCE = { API_KEY: "key-one-value", DB_URL: "postgres://db.internal/app", TOKEN: "tok-3-value" };
 const FOREIGN = { HAND_MADE: "someone-elses" };

@@ -4,7 +4,8 @@ import type { FakeDestination } from "../fakes/fake-destination.js";
 import { FakeGitHub } from "../fakes/github.js";
 import { FakeVault } from "../fakes/hashicorp-vault.js";
 import { FakeTriggerDev } from "../fakes/trigger-dev.js";
-import { call, type Json, ok } from "../helpers/fixtures.js";
+import { buildTestApp, type TestApp } from "../helpers/build-test-app.js";
+import { bootstrap, call, type Json, ok, type World } from "../helpers/fixtures.js";
 
 /**
  * Everything a sync test needs per destination: its fake, how to create a connection to it, a
@@ -151,4 +152,18 @@ export async function eventually(
     await new Promise((res) => setTimeout(res, 100));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The usual sync test world: all four fakes, an app pointed at them, and a bootstrapped instance. */
+export type SyncWorld = { t: TestApp; w: World; targets: Record<SyncTarget["slug"], SyncTarget> };
+
+export async function startSyncWorld(): Promise<SyncWorld> {
+  const targets = await startTargets();
+  const t = await buildTestApp({ env: targetEnv(targets) });
+  return { t, w: await bootstrap(t.app), targets };
+}
+
+export async function stopSyncWorld(s: Partial<SyncWorld>): Promise<void> {
+  await s.t?.close();
+  for (const target of Object.values(s.targets ?? {})) await target.fake.close();
 }

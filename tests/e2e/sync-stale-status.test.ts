@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOST_JOB_MESSAGE } from "../../src/features/syncs/stale-sweep.js";
-import { buildTestApp, type TestApp } from "../helpers/build-test-app.js";
-import { bootstrap, call, makeProject, ok, type World } from "../helpers/fixtures.js";
+import type { TestApp } from "../helpers/build-test-app.js";
+import { call, makeProject, ok, type World } from "../helpers/fixtures.js";
 import {
   makeConnection,
   putSecrets,
   type SyncTarget,
-  startTargets,
-  targetEnv,
+  startSyncWorld,
+  stopSyncWorld,
   waitForSync,
 } from "./sync-harness.js";
 
@@ -17,15 +17,10 @@ let w: World;
 let targets: Record<SyncTarget["slug"], SyncTarget>;
 
 beforeAll(async () => {
-  targets = await startTargets();
-  t = await buildTestApp({ env: targetEnv(targets) });
-  w = await bootstrap(t.app);
+  ({ t, w, targets } = await startSyncWorld());
 }, 60_000);
 
-afterAll(async () => {
-  await t?.close();
-  for (const target of Object.values(targets ?? {})) await target.fake.close();
-});
+afterAll(() => stopSyncWorld({ t, targets }));
 
 describe("stale status sweep", () => {
   it("fails a `running` status whose job is gone, only after seeing it stuck twice", async () => {
