@@ -50,6 +50,18 @@ describe("stale status sweep", () => {
     const id = created.secretSync.id as string;
     await waitForSync(t.app, w.adminToken, "hashicorp-vault", id, (s) => s.syncStatus === "succeeded");
 
+    // Auto-sync may still have a debounced job queued from the writes above: wait until the queue is idle.
+    const liveJobs = async () =>
+      (
+        await t.services.dbh.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'secret-sync' AND state IN ('created', 'retry', 'active')",
+        )
+      ).rows[0]?.n;
+    const deadline = Date.now() + 30_000;
+    while ((await liveJobs()) !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(await liveJobs()).toBe(0);
+    await waitForSync(t.app, w.adminToken, "hashicorp-vault", id, (s) => s.syncStatus === "succeeded");
+
     // Simulate a worker that died after its retries ran out: the row says running, no job exists.
     await t.services.dbh.query("UPDATE secret_syncs SET sync_status = 'running' WHERE id = $1", [id]);
     const sweep = t.services.syncStatusSweep;
