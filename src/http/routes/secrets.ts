@@ -181,31 +181,29 @@ const routesFor =
       },
     );
 
+    /** The folder a batch request addresses: the same three fields on create, update and delete. */
+    const batchScope = async (
+      req: FastifyRequest,
+      b: Parameters<typeof projectRef>[0] & { environment: string; secretPath: string },
+    ) => ({
+      projectId: await project(req, b),
+      environment: b.environment,
+      secretPath: b.secretPath,
+    });
+
     app.post(batch, { schema: { tags, body: batchCreateBody(v), response: batchCreated } }, async (req) => {
       const b = req.body;
-      const scope = {
-        projectId: await project(req, b),
-        environment: b.environment,
-        secretPath: b.secretPath,
-      };
+      const scope = await batchScope(req, b);
       return { secrets: await svc.createMany(actorOf(req), scope, b.secrets) };
     });
     app.patch(batch, { schema: { tags, body: batchUpdateBody(v), response: batchChanged } }, async (req) => {
       const b = req.body;
-      const scope = {
-        projectId: await project(req, b),
-        environment: b.environment,
-        secretPath: b.secretPath,
-      };
+      const scope = await batchScope(req, b);
       return { secrets: await svc.updateMany(actorOf(req), scope, b.secrets) };
     });
     app.delete(batch, { schema: { tags, body: batchDeleteBody(v), response: batchChanged } }, async (req) => {
       const b = req.body;
-      const scope = {
-        projectId: await project(req, b),
-        environment: b.environment,
-        secretPath: b.secretPath,
-      };
+      const scope = await batchScope(req, b);
       return { secrets: await svc.deleteMany(actorOf(req), scope, b.secrets) };
     });
   };
