@@ -86,10 +86,9 @@ async function createPglite(opts: DbOptions): Promise<DbHandle> {
   };
 }
 
-/** Rows of a `db.execute(sql)` result on either driver. */
-export async function rowsOf<T>(q: Promise<unknown> | SQL, db?: Executor): Promise<T[]> {
-  const res = (await (db && !(q instanceof Promise) ? db.execute(q as SQL) : q)) as { rows: T[] };
-  return res.rows;
+/** Rows of `ex.execute(sql)` on either driver (both results carry `rows`). */
+export async function rowsOf<T>(q: SQL, ex: Executor): Promise<T[]> {
+  return ((await ex.execute(q)) as unknown as { rows: T[] }).rows;
 }
 
 // Node socket errors and PostgreSQL SQLSTATEs meaning "the database is not reachable right now"
