@@ -90,7 +90,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     config.ENCRYPTION_KEY_PREVIOUS ? [config.ENCRYPTION_KEY_PREVIOUS] : [],
   );
   const signer = createTokenSigner(config.AUTH_SECRET);
-  const audit = createAuditLog(db, log);
+  const audit = createAuditLog(dbh, log);
   const invalidation = createInvalidationChannel({ redisUrl: config.REDIS_URL, log });
   const auth = createAuthService({ db, signer });
   const permissions = createPermissionsService({ db });

@@ -89,6 +89,41 @@ describe("status, docs and audit log", () => {
     expect(future.auditLogs).toHaveLength(0);
   });
 
+  it("batched read records keep their actor, resource and the time of the read", async () => {
+    const bot = await makeIdentity(t.app, w, "reader");
+    const p = await makeProject(t.app, bot.token, "Read-audited");
+    const body = { workspaceId: p.id, environment: "dev", secretPath: "/", secretValue: "v" };
+    await ok(call(t.app, "POST", "/api/v3/secrets/raw/AUDITED_KEY", { token: bot.token, body }));
+    const q = `workspaceId=${p.id}&environment=dev&secretPath=%2F`;
+    const before = Date.now();
+    await ok(call(t.app, "GET", `/api/v3/secrets/raw/AUDITED_KEY?${q}`, { token: bot.token }));
+    await ok(call(t.app, "GET", `/api/v3/secrets/raw?${q}`, { token: bot.token }));
+    const after = Date.now();
+    // The audit-log route flushes the queue before it reads.
+    const logs = (
+      await ok(
+        call(t.app, "GET", `/api/v1/organization/audit-logs?projectId=${p.id}&actor=${bot.id}`, {
+          token: w.adminToken,
+        }),
+      )
+    ).auditLogs as Json[];
+    const one = logs.find((l) => l.event.type === "get-secret");
+    expect(one).toMatchObject({
+      projectId: p.id,
+      actor: { type: "identity", metadata: { id: bot.id } },
+      event: {
+        metadata: { environment: "dev", secretPath: "/", secretName: "AUDITED_KEY", secretVersion: 1 },
+      },
+    });
+    const at = Date.parse(one?.createdAt);
+    expect(at).toBeGreaterThanOrEqual(before - 5);
+    expect(at).toBeLessThanOrEqual(after + 5);
+    expect(logs.find((l) => l.event.type === "get-secrets")?.event.metadata).toMatchObject({
+      numberOfSecrets: 1,
+      recursive: false,
+    });
+  });
+
   it("project members without audit rights cannot read project logs; non-admins cannot read org logs", async () => {
     const p = await makeProject(t.app, w.adminToken, "Audit perms");
     const v = await addMember(t.app, w, p.id, "audit-viewer", "viewer");
