@@ -157,4 +157,27 @@ describe("rate limiting", () => {
     // Read routes are not limited by default.
     for (let i = 0; i < 5; i++) expect((await call(t.app, "GET", "/api/status")).status).toBe(200);
   });
+
+  it("limits the read and write classes separately once they are configured", async () => {
+    const limited = await buildTestApp({
+      env: { RATE_LIMIT_READ_PER_MINUTE: "2", RATE_LIMIT_WRITE_PER_MINUTE: "1" },
+    });
+    try {
+      const lw = await bootstrap(limited.app);
+      const read = () => call(limited.app, "GET", "/api/v1/workspace", { token: lw.adminToken });
+      const write = () =>
+        call(limited.app, "POST", "/api/v2/workspace", { token: lw.adminToken, body: { projectName: "RL" } });
+      expect((await read()).status).toBe(200);
+      expect((await read()).status).toBe(200);
+      expect((await read()).status).toBe(429);
+      expect((await write()).status).toBe(200);
+      const w2 = await write();
+      expect(w2.status).toBe(429);
+      expect(w2.json).toMatchObject({ statusCode: 429, error: "RateLimitExceeded" });
+      // The status route is never limited.
+      expect((await call(limited.app, "GET", "/api/status")).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
 });

@@ -18,6 +18,14 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, re
   };
   const classOf = (req: FastifyRequest) =>
     req.routeOptions.config?.rateClass ?? (req.method === "GET" || req.method === "HEAD" ? "read" : "write");
+  // A route whose class is unlimited gets no rate-limit hook at all (no per-request cost): this hook
+  // runs before the plugin's own onRoute hook, which skips routes configured with `rateLimit: false`.
+  app.addHook("onRoute", (route) => {
+    const methods = [route.method].flat();
+    const cls =
+      route.config?.rateClass ?? (methods.every((m) => m === "GET" || m === "HEAD") ? "read" : "write");
+    if (limits[cls] <= 0) route.config = { ...(route.config ?? {}), rateLimit: false };
+  });
   await app.register(rateLimit, {
     global: true,
     hook: "onRequest",
