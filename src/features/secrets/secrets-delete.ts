@@ -17,7 +17,7 @@ import {
   importersCteText,
   publishWithImporters,
 } from "./secrets-notify.js";
-import { fromRaw } from "./secrets-repo.js";
+import { fromPacked, packedText } from "./secrets-repo.js";
 import { decryptRow, type SecretView, toView } from "./secrets-view.js";
 
 /**
@@ -56,7 +56,8 @@ const deleteText = (which: string, withImporters: boolean) => `WITH RECURSIVE f 
       $9::jsonb || jsonb_build_object('secretIds', (SELECT jsonb_agg(id) FROM d)), $10, $11, 'success'
     WHERE EXISTS (SELECT 1 FROM d)
   ), ${importersCteText(`SELECT f.env_id, f.path FROM f WHERE ${withImporters} AND EXISTS (SELECT 1 FROM d)`)}
-  SELECT f.id AS f_id, f.env_id AS e_id, ${withImporters ? IMPORTERS_JSON : "'[]'::jsonb"} AS importers, d.*
+  SELECT f.id AS f_id, f.env_id AS e_id, ${withImporters ? IMPORTERS_JSON : "'[]'::jsonb"} AS importers,
+    CASE WHEN d.id IS NULL THEN NULL ELSE ${packedText("d")}) END AS p
   FROM f LEFT JOIN d ON true
   ORDER BY (d.type = 'shared') DESC NULLS LAST
   LIMIT 1`;
@@ -121,9 +122,9 @@ export function createSecretDeleter(deps: {
       : await run(DELETE_SHARED, params);
     const r = rows[0];
     if (!r) throw folderNotFound(secretPath, q.environment, "DeleteSecret");
-    if (!r.id) throw new AppError("NOT_FOUND", "Secret not found");
+    if (!r.p) throw new AppError("NOT_FOUND", "Secret not found");
 
-    const row = fromRaw(r);
+    const row = fromPacked(r.p as unknown[]);
     const place: FolderPlace = {
       projectId: q.projectId,
       environment: q.environment,

@@ -62,16 +62,59 @@ export function fromRaw(r: Raw): SecretRow {
   };
 }
 
-const withPlace = (r: Raw): SecretWithPlace => ({
-  ...fromRaw(r),
-  secretPath: r.secret_path as string,
-  environment: r.env_slug as string,
-  tags: (r.tags as TagRef[] | null) ?? [],
+/**
+ * Reads pack a secret's columns into ONE `json` array column (bytea as hex). Both drivers then parse a
+ * single field with JSON.parse instead of describing, naming and converting ~20 columns per row, which
+ * was the largest single cost of a get by name in the bench profiles (pg's per-field setup, PGlite's
+ * result decoding). `fromPacked` is the only reader of this layout.
+ */
+export const packedText = (
+  a: string,
+) => `json_build_array(${a}.id, ${a}.folder_id, ${a}.key, ${a}.type, ${a}.user_id,
+    ${a}.version, encode(${a}.encrypted_value, 'hex'), encode(${a}.encrypted_comment, 'hex'),
+    ${a}.skip_multiline_encoding, encode(${a}.encrypted_reminder_note, 'hex'), ${a}.reminder_repeat_days,
+    ${a}.metadata, ${a}.actor_type, ${a}.actor_id, ${a}.actor_name, ${a}.actor_membership_id, ${a}.created_at,
+    ${a}.updated_at`;
+
+const hex = (v: unknown): Buffer | null => (v == null ? null : Buffer.from(v as string, "hex"));
+
+/** A row packed by `packedText` (+ `)` or `, <more>)`): the first 18 elements. */
+export function fromPacked(p: unknown[]): SecretRow {
+  return {
+    id: p[0] as string,
+    folderId: p[1] as string,
+    key: p[2] as string,
+    type: p[3] as "shared" | "personal",
+    userId: (p[4] as string | null) ?? null,
+    version: Number(p[5]),
+    encryptedValue: hex(p[6]) ?? Buffer.alloc(0),
+    encryptedComment: hex(p[7]),
+    skipMultilineEncoding: Boolean(p[8]),
+    encryptedReminderNote: hex(p[9]),
+    reminderRepeatDays: p[10] == null ? null : Number(p[10]),
+    metadata: (p[11] as StoredMetadata[] | null) ?? [],
+    actorType: (p[12] as string | null) ?? null,
+    actorId: (p[13] as string | null) ?? null,
+    actorName: (p[14] as string | null) ?? null,
+    actorMembershipId: (p[15] as string | null) ?? null,
+    createdAt: new Date(p[16] as string),
+    updatedAt: new Date(p[17] as string),
+  };
+}
+
+/** `packedText` followed by the folder path, the environment slug and the tags (elements 18–20). */
+const PLACED_S_TEXT = () => `${packedText("s")}, f.path, e.slug, ${TAGS_OF_S_TEXT})`;
+
+const fromPlaced = (p: unknown[]): SecretWithPlace => ({
+  ...fromPacked(p),
+  secretPath: p[18] as string,
+  environment: p[19] as string,
+  tags: (p[20] as TagRef[] | null) ?? [],
 });
 
 const TAGS_OF_S_TEXT = `(SELECT coalesce(jsonb_agg(jsonb_build_object('id', t.id, 'slug', t.slug, 'color', t.color) ORDER BY t.slug), '[]'::jsonb)
   FROM secret_tag_links l JOIN secret_tags t ON t.id = l.tag_id WHERE l.secret_id = s.id)`;
-const TAGS_OF_S = sql.raw(TAGS_OF_S_TEXT);
+const PLACED_S = sql.raw(PLACED_S_TEXT());
 
 /** `s.user_id IS NULL OR s.user_id = <caller>`: shared secrets plus only the caller's own overrides. */
 const visibleTo = (userId: string | null) =>
@@ -83,8 +126,8 @@ const inList = (values: string[]) =>
     sql`, `,
   );
 
-const getByNameText = (typeCond: string) => `SELECT f.id AS f_id, e.id AS e_id, f.path AS secret_path,
-    e.slug AS env_slug, s.*, ${TAGS_OF_S_TEXT} AS tags
+const getByNameText = (typeCond: string) => `SELECT f.id AS f_id, e.id AS e_id,
+    CASE WHEN s.id IS NULL THEN NULL ELSE ${PLACED_S_TEXT()} END AS p
   FROM environments e
   JOIN folders f ON f.env_id = e.id AND f.path = $3
   LEFT JOIN secrets s ON s.folder_id = f.id AND s.key = $4 AND ${typeCond}
@@ -114,18 +157,19 @@ export async function findSecretByName(
   const rows = q.personalOf ? await run(GET_PERSONAL, [...base, q.personalOf]) : await run(GET_SHARED, base);
   const r = rows[0];
   if (!r) return undefined;
-  return { folderId: r.f_id as string, envId: r.e_id as string, secret: r.id ? withPlace(r) : undefined };
+  const p = r.p as unknown[] | null;
+  return { folderId: r.f_id as string, envId: r.e_id as string, secret: p ? fromPlaced(p) : undefined };
 }
 
 export async function findSecretById(ex: Executor, id: string) {
   const rows = await rowsOf<Raw>(
-    sql`SELECT s.*, f.path AS secret_path, e.slug AS env_slug, e.project_id, ${TAGS_OF_S} AS tags
+    sql`SELECT ${PLACED_S} AS p, e.project_id
       FROM secrets s JOIN folders f ON f.id = s.folder_id JOIN environments e ON e.id = f.env_id
       WHERE s.id = ${id}`,
     ex,
   );
   const r = rows[0];
-  return r ? { ...withPlace(r), projectId: r.project_id as string } : undefined;
+  return r ? { ...fromPlaced(r.p as unknown[]), projectId: r.project_id as string } : undefined;
 }
 
 /** Secrets of a folder (or of its whole subtree), shared plus the caller's overrides, optionally tag-filtered. */
@@ -143,26 +187,26 @@ export async function listSecrets(
       WHERE l.secret_id = s.id AND t.slug IN (${inList(q.tagSlugs)}))`);
   }
   const rows = await rowsOf<Raw>(
-    sql`SELECT s.*, f.path AS secret_path, e.slug AS env_slug, ${TAGS_OF_S} AS tags
+    sql`SELECT ${PLACED_S} AS p
       FROM folders f JOIN environments e ON e.id = f.env_id JOIN secrets s ON s.folder_id = f.id
       WHERE ${sql.join(where, sql` AND `)}
       ORDER BY f.path, s.key, s.type DESC`,
     ex,
   );
-  return rows.map(withPlace);
+  return rows.map((r) => fromPlaced(r.p as unknown[]));
 }
 
 /** Shared secrets of several folders, keyed by folder id (imports and reference expansion). */
 export async function sharedSecretsOfFolders(ex: Executor, folderIds: string[]): Promise<SecretWithPlace[]> {
   if (folderIds.length === 0) return [];
   const rows = await rowsOf<Raw>(
-    sql`SELECT s.*, f.path AS secret_path, e.slug AS env_slug, ${TAGS_OF_S} AS tags
+    sql`SELECT ${PLACED_S} AS p
       FROM secrets s JOIN folders f ON f.id = s.folder_id JOIN environments e ON e.id = f.env_id
       WHERE s.folder_id IN (${inList(folderIds)}) AND s.type = 'shared'
       ORDER BY f.path, s.key`,
     ex,
   );
-  return rows.map(withPlace);
+  return rows.map((r) => fromPlaced(r.p as unknown[]));
 }
 
 /** Every row (shared and all overrides) with these keys in a folder, for writes inside a transaction. */
