@@ -19,18 +19,38 @@ export function parseTrustedIp(s: string): TrustedIp | null {
   return { ipAddress: addr, type, prefix };
 }
 
-const cache = new WeakMap<TrustedIp[], BlockList>();
-export function ipAllowed(ip: string, list: TrustedIp[]): boolean {
-  let bl = cache.get(list);
-  if (!bl) {
-    bl = new BlockList();
-    for (const t of list) {
-      if (t.prefix === undefined) bl.addAddress(t.ipAddress, t.type);
-      else bl.addSubnet(t.ipAddress, t.prefix, t.type);
-    }
-    cache.set(list, bl);
+/**
+ * A compiled trusted-IP list, cached per list object (the token cache holds one list per token). A
+ * family opened by a /0 entry (Infisical's default) answers without a lookup; other answers are
+ * memoised per client address, since a token is used from a handful of addresses.
+ */
+type Checker = { open: { ipv4: boolean; ipv6: boolean }; list: BlockList; seen: Map<string, boolean> };
+const cache = new WeakMap<TrustedIp[], Checker>();
+const SEEN_MAX = 1024;
+
+function checkerOf(list: TrustedIp[]): Checker {
+  let c = cache.get(list);
+  if (c) return c;
+  const bl = new BlockList();
+  for (const t of list) {
+    if (t.prefix === undefined) bl.addAddress(t.ipAddress, t.type);
+    else bl.addSubnet(t.ipAddress, t.prefix, t.type);
   }
+  const openFor = (type: string) => list.some((t) => t.type === type && t.prefix === 0);
+  c = { open: { ipv4: openFor("ipv4"), ipv6: openFor("ipv6") }, list: bl, seen: new Map() };
+  cache.set(list, c);
+  return c;
+}
+
+export function ipAllowed(ip: string, trusted: TrustedIp[]): boolean {
+  const c = checkerOf(trusted);
+  const known = c.seen.get(ip);
+  if (known !== undefined) return known;
   const clean = ip.startsWith("::ffff:") && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
-  const type = isIP(clean) === 6 ? "ipv6" : "ipv4";
-  return bl.check(clean, type);
+  const family = isIP(clean);
+  const type = family === 6 ? "ipv6" : "ipv4";
+  const ok = family !== 0 && (c.open[type] || c.list.check(clean, type));
+  if (c.seen.size >= SEEN_MAX) c.seen.clear();
+  c.seen.set(ip, ok);
+  return ok;
 }
