@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { PROJECT_EVENT_TYPES } from "../../features/events/event-bus.js";
@@ -33,6 +34,25 @@ function bearerToken(header: string | undefined): string {
 }
 
 /**
+ * A stream lives for hours; what it keeps from its request is multiplied by every open stream. Once the
+ * reply is hijacked nothing reads the request again, so drop what would otherwise stay reachable from
+ * the socket for the stream's lifetime:
+ * - Fastify's response-finished listener, whose closure holds the Fastify request, reply and child
+ *   logger (it would only run onResponse hooks and the access log, and Ferry registers no onResponse
+ *   hook; `reply.hijack()` already released the socket's own reference);
+ * - the request's parsed and raw headers (the bearer token stays with the stream, in the hub).
+ */
+function releaseRequest(req: IncomingMessage, res: ServerResponse) {
+  for (const event of ["finish", "error"] as const) {
+    for (const fn of res.listeners(event)) {
+      if ((fn as { name?: string }).name === "onResFinished") res.removeListener(event, fn as () => void);
+    }
+  }
+  req.headers = {};
+  req.rawHeaders = [];
+}
+
+/**
  * `POST /api/v1/events/subscribe/project-events`: every check answers with an ordinary JSON error; only
  * then is the reply hijacked and turned into an event stream, which the hub owns from there on.
  */
@@ -59,6 +79,7 @@ export const eventRoutes =
         const { ability, expiresAt } = await svc.events.authorize(actor, token, req.body);
         // No await from here on: the capacity checked by authorize() is still there.
         reply.hijack();
+        releaseRequest(req.raw, reply.raw);
         const sink = startSseResponse(reply.raw);
         svc.events.hub.open({
           projectId: req.body.projectId,
