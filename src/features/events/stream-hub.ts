@@ -117,16 +117,29 @@ const DISPATCH_SLICE = 256;
  * Compiled matchers shared by streams with identical registrations (typically every replica of the
  * same operator or proxy), so 10,000 streams do not hold 10,000 copies of the same compiled globs.
  */
-const matcherCache = new Map<string, SubscriptionMatcher>();
-function sharedMatcher(registrations: readonly EventRegistration[]): SubscriptionMatcher {
+type Subscription = { registrations: readonly EventRegistration[]; matches: SubscriptionMatcher };
+const subscriptionCache = new Map<string, Subscription>();
+function sharedSubscription(registrations: readonly EventRegistration[]): Subscription {
   const key = JSON.stringify(registrations);
-  let m = matcherCache.get(key);
-  if (!m) {
-    if (matcherCache.size >= 1000) matcherCache.clear();
-    m = compileRegistrations(registrations);
-    matcherCache.set(key, m);
+  let sub = subscriptionCache.get(key);
+  if (!sub) {
+    if (subscriptionCache.size >= 1000) subscriptionCache.clear();
+    sub = { registrations, matches: compileRegistrations(registrations) };
+    subscriptionCache.set(key, sub);
   }
-  return m;
+  return sub;
+}
+
+/**
+ * A bearer token cut out of an Authorization header is a slice that keeps the whole header string
+ * alive; streams keep their own flat copy, shared by every stream of the same token.
+ */
+const flatCopy = (s: string) => Buffer.from(s, "utf8").toString("utf8");
+
+/** Actors are flat records of strings: equal field by field means interchangeable. */
+function sameActor(a: Actor, b: Actor): boolean {
+  const ka = Object.keys(a) as (keyof Actor)[];
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
 }
 
 export function createStreamHub(opts: HubOptions) {
@@ -320,15 +333,20 @@ export function createStreamHub(opts: HubOptions) {
         p.sink.end(encodeErrorFrame(CLOSE_MESSAGES.shutdown));
         return;
       }
+      // Streams of one token (every replica of an operator, say) share its string, its actor record when
+      // equal, and, when their registrations are identical, one registration list and compiled matcher.
+      let tokens = byToken.get(p.actor.tokenId);
+      const peer = tokens?.values().next().value;
+      const sub = sharedSubscription(p.registrations);
       const s: Stream = {
         projectId: p.projectId,
-        actor: p.actor,
-        token: p.token,
-        registrations: p.registrations,
+        actor: peer && sameActor(peer.actor, p.actor) ? peer.actor : p.actor,
+        token: peer && peer.token === p.token ? peer.token : flatCopy(p.token),
+        registrations: sub.registrations,
         ability: p.ability,
         expiresAt: p.expiresAt,
         sink: p.sink,
-        matches: sharedMatcher(p.registrations),
+        matches: sub.matches,
         closed: false,
       };
       let group = groups.get(p.projectId);
@@ -344,7 +362,6 @@ export function createStreamHub(opts: HubOptions) {
         group = created;
       }
       group.streams.add(s);
-      let tokens = byToken.get(p.actor.tokenId);
       if (!tokens) {
         tokens = new Set();
         byToken.set(p.actor.tokenId, tokens);
