@@ -42,6 +42,8 @@ declare module "autocannon" {
   }
   interface Instance {
     stop(): void;
+    /** Emitted for every response (client, status code, bytes, response time in ms). */
+    on(event: "response", fn: (client: unknown, statusCode: number, bytes: number, ms: number) => void): void;
   }
   function autocannon(opts: Options, cb: (err: Error | null, result: Result) => void): Instance;
   export = autocannon;
