@@ -75,6 +75,34 @@ describe.runIf(Boolean(process.env.TEST_REDIS_URL))("Redis event bus (shared Red
     expect(otherProjectOnA.seen).toEqual([]);
   });
 
+  it("sends the events of one turn as one message and delivers them in order; reads the single-event form", async () => {
+    const channel = `ferry:test:${randomUUID()}`;
+    const a = openBus(REDIS_URL, channel, "instance-a");
+    const b = openBus(REDIS_URL, channel, "instance-b");
+    await Promise.all([a.ready(), b.ready()]);
+    const onB = recorder(b);
+    const spy = new Redis(REDIS_URL);
+    clients.push(spy);
+    const messages: string[] = [];
+    spy.on("message", (_ch: string, raw: string) => messages.push(raw));
+    await spy.subscribe(channel);
+
+    for (const k of ["K1", "K2", "K3"]) a.publish(evt(k));
+    await waitFor(() => expect(onB.seen).toEqual(["K1", "K2", "K3"]));
+    await waitFor(() => expect(messages).toHaveLength(1));
+    expect(JSON.parse(messages[0] ?? "{}").events.map((e: ProjectEvent) => e.keys[0])).toEqual([
+      "K1",
+      "K2",
+      "K3",
+    ]);
+
+    // A message in the one-event form (`event`) is still understood.
+    const publisher = new Redis(REDIS_URL);
+    clients.push(publisher);
+    await publisher.publish(channel, JSON.stringify({ source: "instance-old", event: evt("OLD") }));
+    await waitFor(() => expect(onB.seen).toEqual(["K1", "K2", "K3", "OLD"]));
+  });
+
   it("ignores malformed messages and other channels", async () => {
     const channel = `ferry:test:${randomUUID()}`;
     const log = quietLog();

@@ -118,21 +118,26 @@ export interface RedisProjectEventBus extends ProjectEventBus {
   ready(): Promise<void>;
 }
 
+const wireEvent = z.object({
+  projectId: z.string(),
+  type: z.enum(PROJECT_EVENT_TYPES),
+  environment: z.string(),
+  secretPath: z.string(),
+  keys: z.array(z.string()),
+});
+/** One message carries the events published in one turn of the event loop (`event`: a single one). */
 const wireMessage = z.object({
   source: z.string(),
-  event: z.object({
-    projectId: z.string(),
-    type: z.enum(PROJECT_EVENT_TYPES),
-    environment: z.string(),
-    secretPath: z.string(),
-    keys: z.array(z.string()),
-  }),
+  events: z.array(wireEvent).optional(),
+  event: wireEvent.optional(),
 });
 
 /**
  * Redis pub/sub fan-out across instances. Each instance delivers its own events locally first (so a
- * Redis outage never stops same-instance streams), then PUBLISHes `{source, event}`; every instance
- * re-delivers messages from other sources and drops its own, so nothing is seen twice.
+ * Redis outage never stops same-instance streams), then PUBLISHes `{source, events}`: the events of one
+ * event-loop turn go out as one message (under write load that saves Redis and every instance a message
+ * per write). Every instance re-delivers messages from other sources, in order, and drops its own
+ * before parsing them, so nothing is seen twice.
  *
  * Two connections because a subscribed Redis connection cannot issue PUBLISH. ioredis reconnects both
  * by itself and re-subscribes the subscriber (`autoResubscribe`).
@@ -177,8 +182,10 @@ export function createRedisEventBus(opts: RedisEventBusOptions): RedisProjectEve
 
   let publishFailing = false;
 
+  // Messages are serialised with `source` first, so our own echo is recognised without parsing it.
+  const ownPrefix = JSON.stringify({ source: instanceId }).slice(0, -1);
   sub.on("message", (ch: string, raw: string) => {
-    if (ch !== channel || closed) return;
+    if (ch !== channel || closed || raw.startsWith(ownPrefix)) return;
     let parsed: z.infer<typeof wireMessage>;
     try {
       parsed = wireMessage.parse(JSON.parse(raw));
@@ -187,7 +194,7 @@ export function createRedisEventBus(opts: RedisEventBusOptions): RedisProjectEve
       return;
     }
     if (parsed.source === instanceId) return; // already delivered locally by publish()
-    index.deliver(freezeEvent(parsed.event));
+    for (const e of parsed.events ?? (parsed.event ? [parsed.event] : [])) index.deliver(freezeEvent(e));
   });
 
   const subscribed = sub.subscribe(channel).then(
@@ -202,24 +209,33 @@ export function createRedisEventBus(opts: RedisEventBusOptions): RedisProjectEve
     else pub.once("ready", () => resolve());
   });
 
+  let outbox: ProjectEvent[] = [];
+  const flush = () => {
+    const events = outbox;
+    outbox = [];
+    if (closed || events.length === 0) return;
+    const message = JSON.stringify({ source: instanceId, events });
+    pub.publish(channel, message).then(
+      () => {
+        if (publishFailing) log.info({ channel }, "event bus publishing to Redis again");
+        publishFailing = false;
+      },
+      (err: unknown) => {
+        if (!publishFailing) {
+          log.warn({ err, channel }, "event bus could not publish to Redis; other instances miss events");
+        }
+        publishFailing = true;
+      },
+    );
+  };
+
   return {
     publish(event) {
       if (closed) return;
       const frozen = freezeEvent(event);
       index.deliver(frozen);
-      const message = JSON.stringify({ source: instanceId, event: frozen });
-      pub.publish(channel, message).then(
-        () => {
-          if (publishFailing) log.info({ channel }, "event bus publishing to Redis again");
-          publishFailing = false;
-        },
-        (err: unknown) => {
-          if (!publishFailing) {
-            log.warn({ err, channel }, "event bus could not publish to Redis; other instances miss events");
-          }
-          publishFailing = true;
-        },
-      );
+      if (outbox.length === 0) setImmediate(flush);
+      outbox.push(frozen);
     },
     subscribe: (projectId, listener) => index.add(projectId, listener),
     async ready() {
