@@ -5,8 +5,9 @@ import { AppError } from "../../lib/errors.js";
  * Named prepared statements for the benchmarked secret paths (get by name, single delete). Planning
  * their joins costs more than executing them, so each is planned once per connection:
  * - PostgreSQL: node-postgres prepares a `{ name, text }` query once per pooled connection;
- * - PGlite (one session): `PREPARE name(types) AS …` once, then `EXECUTE name(<literals>)`. PGlite's
- *   query() cannot bind parameters to EXECUTE, so values are sent as quoted literals. Quoting is only
+ * - PGlite (one session): `PREPARE name(types) AS …` once, then `EXECUTE name(<literals>)` over the
+ *   simple protocol (one call into the engine). PGlite's query() cannot bind parameters to EXECUTE, so
+ *   values are sent as quoted literals. Quoting is only
  *   safe with standard_conforming_strings on (checked once; otherwise plain parameterised queries are
  *   used) and for strings without NUL bytes (refused with a 400 before they reach SQL).
  */
@@ -47,7 +48,7 @@ export function createPrepared(dbh: DbHandle) {
       ready.catch(() => prepared.delete(stmt.name));
     }
     await ready;
-    return (await dbh.query<T>(`EXECUTE ${stmt.name}(${args})`)).rows;
+    return dbh.simple<T>(`EXECUTE ${stmt.name}(${args})`);
   };
 }
 
