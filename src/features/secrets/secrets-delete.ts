@@ -57,7 +57,7 @@ const deleteText = (which: string, withImporters: boolean) => `WITH RECURSIVE f 
     WHERE EXISTS (SELECT 1 FROM d)
   ), ${importersCteText(`SELECT f.env_id, f.path FROM f WHERE ${withImporters} AND EXISTS (SELECT 1 FROM d)`)}
   SELECT f.id AS f_id, f.env_id AS e_id, ${withImporters ? IMPORTERS_JSON : "'[]'::jsonb"} AS importers,
-    CASE WHEN d.id IS NULL THEN NULL ELSE ${packedText("d")}) END AS p
+    CASE WHEN d.id IS NULL THEN NULL ELSE ${packedText("d")} END AS p
   FROM f LEFT JOIN d ON true
   ORDER BY (d.type = 'shared') DESC NULLS LAST
   LIMIT 1`;

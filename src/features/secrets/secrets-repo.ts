@@ -66,19 +66,21 @@ export function fromRaw(r: Raw): SecretRow {
  * Reads pack a secret's columns into ONE `json` array column (bytea as hex). Both drivers then parse a
  * single field with JSON.parse instead of describing, naming and converting ~20 columns per row, which
  * was the largest single cost of a get by name in the bench profiles (pg's per-field setup, PGlite's
- * result decoding). `fromPacked` is the only reader of this layout.
+ * result decoding). `fromPacked` is the only reader of this layout; `extra` expressions follow the
+ * secret's 18 columns.
  */
-export const packedText = (
-  a: string,
-) => `json_build_array(${a}.id, ${a}.folder_id, ${a}.key, ${a}.type, ${a}.user_id,
-    ${a}.version, encode(${a}.encrypted_value, 'hex'), encode(${a}.encrypted_comment, 'hex'),
-    ${a}.skip_multiline_encoding, encode(${a}.encrypted_reminder_note, 'hex'), ${a}.reminder_repeat_days,
-    ${a}.metadata, ${a}.actor_type, ${a}.actor_id, ${a}.actor_name, ${a}.actor_membership_id, ${a}.created_at,
-    ${a}.updated_at`;
+export const packedText = (a: string, extra: string[] = []) =>
+  `json_build_array(${[
+    `${a}.id, ${a}.folder_id, ${a}.key, ${a}.type, ${a}.user_id, ${a}.version`,
+    `encode(${a}.encrypted_value, 'hex'), encode(${a}.encrypted_comment, 'hex'), ${a}.skip_multiline_encoding`,
+    `encode(${a}.encrypted_reminder_note, 'hex'), ${a}.reminder_repeat_days, ${a}.metadata`,
+    `${a}.actor_type, ${a}.actor_id, ${a}.actor_name, ${a}.actor_membership_id, ${a}.created_at, ${a}.updated_at`,
+    ...extra,
+  ].join(", ")})`;
 
 const hex = (v: unknown): Buffer | null => (v == null ? null : Buffer.from(v as string, "hex"));
 
-/** A row packed by `packedText` (+ `)` or `, <more>)`): the first 18 elements. */
+/** A row packed by `packedText`: its first 18 elements. */
 export function fromPacked(p: unknown[]): SecretRow {
   return {
     id: p[0] as string,
@@ -102,8 +104,12 @@ export function fromPacked(p: unknown[]): SecretRow {
   };
 }
 
-/** `packedText` followed by the folder path, the environment slug and the tags (elements 18–20). */
-const PLACED_S_TEXT = () => `${packedText("s")}, f.path, e.slug, ${TAGS_OF_S_TEXT})`;
+const TAGS_OF_S_TEXT = `(SELECT coalesce(jsonb_agg(jsonb_build_object('id', t.id, 'slug', t.slug, 'color', t.color) ORDER BY t.slug), '[]'::jsonb)
+  FROM secret_tag_links l JOIN secret_tags t ON t.id = l.tag_id WHERE l.secret_id = s.id)`;
+
+/** Secret `s` packed with its folder path, environment slug and tags (elements 18–20). */
+const PLACED_S_TEXT = packedText("s", ["f.path", "e.slug", TAGS_OF_S_TEXT]);
+const PLACED_S = sql.raw(PLACED_S_TEXT);
 
 const fromPlaced = (p: unknown[]): SecretWithPlace => ({
   ...fromPacked(p),
@@ -111,10 +117,6 @@ const fromPlaced = (p: unknown[]): SecretWithPlace => ({
   environment: p[19] as string,
   tags: (p[20] as TagRef[] | null) ?? [],
 });
-
-const TAGS_OF_S_TEXT = `(SELECT coalesce(jsonb_agg(jsonb_build_object('id', t.id, 'slug', t.slug, 'color', t.color) ORDER BY t.slug), '[]'::jsonb)
-  FROM secret_tag_links l JOIN secret_tags t ON t.id = l.tag_id WHERE l.secret_id = s.id)`;
-const PLACED_S = sql.raw(PLACED_S_TEXT());
 
 /** `s.user_id IS NULL OR s.user_id = <caller>`: shared secrets plus only the caller's own overrides. */
 const visibleTo = (userId: string | null) =>
@@ -127,7 +129,7 @@ const inList = (values: string[]) =>
   );
 
 const getByNameText = (typeCond: string) => `SELECT f.id AS f_id, e.id AS e_id,
-    CASE WHEN s.id IS NULL THEN NULL ELSE ${PLACED_S_TEXT()} END AS p
+    CASE WHEN s.id IS NULL THEN NULL ELSE ${PLACED_S_TEXT} END AS p
   FROM environments e
   JOIN folders f ON f.env_id = e.id AND f.path = $3
   LEFT JOIN secrets s ON s.folder_id = f.id AND s.key = $4 AND ${typeCond}
