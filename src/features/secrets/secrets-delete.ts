@@ -42,7 +42,9 @@ type Raw = Record<string, unknown>;
 /**
  * $1 project, $2 env slug, $3 path, $4 key, $5..$11 the audit row, ($12 the caller, personal only).
  * Statement: folder lookup → DELETE … RETURNING → audit INSERT (only when something was deleted) →
- * importers of the folder (shared deletes only) → the deleted rows, shared first.
+ * importers of the folder (shared deletes only) → the deleted rows, shared first. The recursive importer
+ * CTE is only scanned when some import names this folder directly (one index probe): a folder nobody
+ * imports has no importers at any depth, and an unscanned CTE is never evaluated.
  */
 const deleteText = (which: string, withImporters: boolean) => `WITH RECURSIVE f AS (
     SELECT fo.id, fo.env_id, fo.path FROM folders fo JOIN environments e ON e.id = fo.env_id
@@ -56,11 +58,13 @@ const deleteText = (which: string, withImporters: boolean) => `WITH RECURSIVE f 
       $9::jsonb || jsonb_build_object('secretIds', (SELECT jsonb_agg(id) FROM d)), $10, $11, 'success'
     WHERE EXISTS (SELECT 1 FROM d)
   ), ${importersCteText(`SELECT f.env_id, f.path FROM f WHERE ${withImporters} AND EXISTS (SELECT 1 FROM d)`)}
-  SELECT f.id AS f_id, f.env_id AS e_id, ${withImporters ? IMPORTERS_JSON : "'[]'::jsonb"} AS importers,
+  SELECT f.id AS f_id, f.env_id AS e_id, ${withImporters ? IMPORTERS_OF_F : "'[]'::jsonb"} AS importers,
     CASE WHEN d.id IS NULL THEN NULL ELSE ${packedText("d")} END AS p
   FROM f LEFT JOIN d ON true
   ORDER BY (d.type = 'shared') DESC NULLS LAST
   LIMIT 1`;
+const IMPORTERS_OF_F = `CASE WHEN EXISTS (SELECT 1 FROM secret_imports si0
+    WHERE si0.import_env = f.env_id AND si0.import_path = f.path) THEN ${IMPORTERS_JSON} ELSE '[]'::jsonb END`;
 const AUDIT_TYPES = ["uuid", "text", "text", "text", "text", "text", "text"];
 const DELETE_SHARED: Statement = {
   name: "ferry_secret_delete_shared",
