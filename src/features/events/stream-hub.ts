@@ -111,7 +111,7 @@ const REFRESH_CONCURRENCY = 16;
  * served in between. Each project's events are delivered in order, one after the other, so a stream
  * never sees them reordered.
  */
-const DISPATCH_SLICE = 256;
+const DISPATCH_SLICE = 128;
 
 /**
  * Compiled matchers shared by streams with identical registrations (typically every replica of the
