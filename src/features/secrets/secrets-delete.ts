@@ -50,7 +50,7 @@ const deleteText = (which: string, withImporters: boolean) => `WITH RECURSIVE f 
     SELECT fo.id, fo.env_id, fo.path FROM folders fo JOIN environments e ON e.id = fo.env_id
     WHERE e.project_id = $1 AND e.slug = $2 AND fo.path = $3
   ), d AS (
-    DELETE FROM secrets s USING f WHERE s.folder_id = f.id AND s.key = $4 AND ${which}
+    DELETE FROM secrets s WHERE s.folder_id = (SELECT f.id FROM f) AND s.key = $4 AND ${which}
     RETURNING s.*
   ), a AS (
     INSERT INTO audit_logs (org_id, project_id, actor_type, actor_id, actor_name, event_type, resource, ip, user_agent, outcome)
@@ -66,12 +66,12 @@ const deleteText = (which: string, withImporters: boolean) => `WITH RECURSIVE f 
 const IMPORTERS_OF_F = `CASE WHEN EXISTS (SELECT 1 FROM secret_imports si0
     WHERE si0.import_env = f.env_id AND si0.import_path = f.path) THEN ${IMPORTERS_JSON} ELSE '[]'::jsonb END`;
 const AUDIT_TYPES = ["uuid", "text", "text", "text", "text", "text", "text"];
-const DELETE_SHARED: Statement = {
+export const DELETE_SHARED: Statement = {
   name: "ferry_secret_delete_shared",
   text: deleteText("true", true),
   types: ["uuid", "text", "text", "text", ...AUDIT_TYPES],
 };
-const DELETE_PERSONAL: Statement = {
+export const DELETE_PERSONAL: Statement = {
   name: "ferry_secret_delete_personal",
   text: deleteText("s.type = 'personal' AND s.user_id = $12", false),
   types: ["uuid", "text", "text", "text", ...AUDIT_TYPES, "uuid"],

@@ -128,19 +128,23 @@ const inList = (values: string[]) =>
     sql`, `,
   );
 
+/**
+ * The secret is a correlated scalar subquery on purpose: as a LEFT JOIN, PostgreSQL's generic plan for
+ * the prepared statement probed `secrets_shared_key_uq` on `key` alone and filtered on the folder after,
+ * scanning every folder's row of that key (cost grew with the table). The subquery always binds both
+ * index columns. The unique indexes allow at most one row per (folder, key[, user]).
+ */
 const getByNameText = (typeCond: string) => `SELECT f.id AS f_id, e.id AS e_id,
-    CASE WHEN s.id IS NULL THEN NULL ELSE ${PLACED_S_TEXT} END AS p
+    (SELECT ${PLACED_S_TEXT} FROM secrets s WHERE s.folder_id = f.id AND s.key = $4 AND ${typeCond}) AS p
   FROM environments e
   JOIN folders f ON f.env_id = e.id AND f.path = $3
-  LEFT JOIN secrets s ON s.folder_id = f.id AND s.key = $4 AND ${typeCond}
-  WHERE e.project_id = $1 AND e.slug = $2
-  LIMIT 1`;
-const GET_SHARED: Statement = {
+  WHERE e.project_id = $1 AND e.slug = $2`;
+export const GET_SHARED: Statement = {
   name: "ferry_secret_get_shared",
   text: getByNameText("s.type = 'shared'"),
   types: ["uuid", "text", "text", "text"],
 };
-const GET_PERSONAL: Statement = {
+export const GET_PERSONAL: Statement = {
   name: "ferry_secret_get_personal",
   text: getByNameText("s.type = 'personal' AND s.user_id = $5"),
   types: ["uuid", "text", "text", "text", "uuid"],
