@@ -11,19 +11,14 @@ import { assertCan, can } from "../permissions/can.js";
 import type { PermissionsService } from "../permissions/permissions-service.js";
 import type { Prepared, Statement } from "./prepared.js";
 import { canReadValue, folderNotFound } from "./secrets-access.js";
-import {
-  type FolderPlace,
-  IMPORTERS_JSON,
-  importersCteText,
-  publishWithImporters,
-} from "./secrets-notify.js";
+import { type FolderPlace, importersOf, publishWithImporters } from "./secrets-notify.js";
 import { fromPacked, packedText } from "./secrets-repo.js";
 import { decryptRow, type SecretView, toView } from "./secrets-view.js";
 
 /**
  * `DELETE /api/v4/secrets/{name}` (and the v3 raw delete): a benchmarked hot path, so the folder
- * lookup, the delete, the audit record and the importer lookup are ONE statement (autocommit makes it
- * atomic). Permission is decided in memory first; only a denied or failing request pays for the extra
+ * lookup, the delete and the audit record are ONE statement (autocommit makes them atomic), and a
+ * folder that no import names needs no other. Permission is decided in memory first; only a denied or failing request pays for the extra
  * queries that pick Infisical's exact error (folder 404 → personal 400 → secret 404 → CASL 403).
  *
  * Shared deletes remove the key's personal overrides in that folder too; personal deletes remove only
@@ -41,12 +36,13 @@ type Raw = Record<string, unknown>;
 
 /**
  * $1 project, $2 env slug, $3 path, $4 key, $5..$11 the audit row, ($12 the caller, personal only).
- * Statement: folder lookup → DELETE … RETURNING → audit INSERT (only when something was deleted) →
- * importers of the folder (shared deletes only) → the deleted rows, shared first. The recursive importer
- * CTE is only scanned when some import names this folder directly (one index probe): a folder nobody
- * imports has no importers at any depth, and an unscanned CTE is never evaluated.
+ * Statement: folder lookup → DELETE … RETURNING → audit INSERT (only when something was deleted) → the
+ * deleted rows, shared first, with whether any import names this folder (one index probe). Only then
+ * does the caller look up the importers at every depth, in a second query: PostgreSQL initialises a
+ * plan's every node on each execution, so carrying the recursive importer CTE in this statement cost
+ * every delete about as much as its audit insert, for folders nobody imports.
  */
-const deleteText = (which: string, withImporters: boolean) => `WITH RECURSIVE f AS (
+const deleteText = (which: string, withImporters: boolean) => `WITH f AS (
     SELECT fo.id, fo.env_id, fo.path FROM folders fo JOIN environments e ON e.id = fo.env_id
     WHERE e.project_id = $1 AND e.slug = $2 AND fo.path = $3
   ), d AS (
@@ -57,14 +53,13 @@ const deleteText = (which: string, withImporters: boolean) => `WITH RECURSIVE f 
     SELECT $5, $1, $6, $7, $8, 'delete-secret',
       $9::jsonb || jsonb_build_object('secretIds', (SELECT jsonb_agg(id) FROM d)), $10, $11, 'success'
     WHERE EXISTS (SELECT 1 FROM d)
-  ), ${importersCteText(`SELECT f.env_id, f.path FROM f WHERE ${withImporters} AND EXISTS (SELECT 1 FROM d)`)}
-  SELECT f.id AS f_id, f.env_id AS e_id, ${withImporters ? IMPORTERS_OF_F : "'[]'::jsonb"} AS importers,
+  )
+  SELECT f.id AS f_id, f.env_id AS e_id, ${withImporters ? IMPORTED_F : "false"} AS imported,
     CASE WHEN d.id IS NULL THEN NULL ELSE ${packedText("d")} END AS p
   FROM f LEFT JOIN d ON true
   ORDER BY (d.type = 'shared') DESC NULLS LAST
   LIMIT 1`;
-const IMPORTERS_OF_F = `CASE WHEN EXISTS (SELECT 1 FROM secret_imports si0
-    WHERE si0.import_env = f.env_id AND si0.import_path = f.path) THEN ${IMPORTERS_JSON} ELSE '[]'::jsonb END`;
+const IMPORTED_F = `EXISTS (SELECT 1 FROM secret_imports si0 WHERE si0.import_env = f.env_id AND si0.import_path = f.path)`;
 const AUDIT_TYPES = ["uuid", "text", "text", "text", "text", "text", "text"];
 export const DELETE_SHARED: Statement = {
   name: "ferry_secret_delete_shared",
@@ -136,11 +131,10 @@ export function createSecretDeleter(deps: {
       secretPath,
       folderId: r.f_id as string,
     };
-    publishWithImporters(
-      changes,
-      [{ ...place, kind: "deleted", keys: [q.secretName], personal }],
-      (r.importers as FolderPlace[] | null) ?? [],
-    );
+    // The delete has committed: an importer lookup that fails costs only the import notifications
+    // (delivery is at most once), never the answer.
+    const importers = r.imported === true ? await importersOf(db, [place]).catch(() => []) : [];
+    publishWithImporters(changes, [{ ...place, kind: "deleted", keys: [q.secretName], personal }], importers);
     const dk = await keyring.key(q.projectId);
     const canRead = personal || canReadValue(ability, fields);
     return toView(

@@ -36,10 +36,9 @@ export class ChangeSet {
 
 /**
  * The recursive importer lookup as a CTE named `imp(folder_id, depth)`, seeded from `src`, an SQL
- * expression yielding `(env_id, path)` rows. Plain text so the hot delete's prepared statement can
- * embed it; `importersCte` wraps it for Drizzle.
+ * expression yielding `(env_id, path)` rows.
  */
-export const importersCteText = (src: string) => `imp(folder_id, depth) AS (
+const importersCteText = (src: string) => `imp(folder_id, depth) AS (
     SELECT si.folder_id, 1 FROM secret_imports si JOIN (${src}) AS src(env_id, path)
       ON si.import_env = src.env_id AND si.import_path = src.path
     UNION
@@ -49,16 +48,16 @@ export const importersCteText = (src: string) => `imp(folder_id, depth) AS (
     WHERE imp.depth < ${MAX_IMPORT_DEPTH}
   )`;
 
-export function importersCte(src: SQL): SQL {
+function importersCte(src: SQL): SQL {
   const [pre = "", post = ""] = importersCteText("\u0000").split("\u0000");
   return sql`${sql.raw(pre)}${src}${sql.raw(post)}`;
 }
 
 /** JSON array of the importing folders' places, for a SELECT over `imp`. */
-export const IMPORTERS_JSON = `(SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_object(
+const IMPORTERS_JSON = `(SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_object(
     'folderId', fo.id, 'secretPath', fo.path, 'environmentId', e.id, 'environment', e.slug, 'projectId', e.project_id)), '[]'::jsonb)
   FROM imp JOIN folders fo ON fo.id = imp.folder_id JOIN environments e ON e.id = fo.env_id)`;
-export const importersJson = sql.raw(IMPORTERS_JSON);
+const importersJson = sql.raw(IMPORTERS_JSON);
 
 export async function importersOf(ex: Executor, changed: FolderPlace[]): Promise<FolderPlace[]> {
   if (changed.length === 0) return [];
