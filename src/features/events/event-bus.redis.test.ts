@@ -75,7 +75,7 @@ describe.runIf(Boolean(process.env.TEST_REDIS_URL))("Redis event bus (shared Red
     expect(otherProjectOnA.seen).toEqual([]);
   });
 
-  it("sends the events of one turn as one message and delivers them in order; reads the single-event form", async () => {
+  it("sends events published together as one message and delivers them in order; reads the single-event form", async () => {
     const channel = `ferry:test:${randomUUID()}`;
     const a = openBus(REDIS_URL, channel, "instance-a");
     const b = openBus(REDIS_URL, channel, "instance-b");
