@@ -104,7 +104,12 @@ describe("DELETE /api/v4/secrets/{secretName}", () => {
         t.services.db,
       );
       const hit = rows.find((r) => r.resource.secretName === "AUDITED");
-      expect(hit?.resource).toMatchObject({ environment: "dev", secretPath: "/", secretIds: [s.id] });
+      expect(hit?.resource).toMatchObject({
+        environment: "dev",
+        secretPath: "/",
+        secretId: s.id,
+        secretVersion: s.version,
+      });
       expect(JSON.stringify(rows)).not.toContain('x"');
     });
   });
@@ -147,6 +152,17 @@ describe("DELETE /api/v4/secrets/{secretName}", () => {
         call(t.app, "GET", `/api/v4/secrets?projectId=${p.id}&environment=dev`, { token: bob.token }),
       );
       expect((after.secrets as Json[]).filter((s) => s.secretKey === "DB_URL")).toEqual([]);
+
+      // One audit record per delete: Alice's names her override, the shared one the shared secret.
+      const records = await rowsOf<{ resource: Json }>(
+        sql`SELECT resource FROM audit_logs WHERE event_type = 'delete-secret' AND project_id = ${p.id}
+          AND resource->>'secretName' = 'DB_URL' ORDER BY created_at`,
+        t.services.db,
+      );
+      expect(records.map((r) => [r.resource.type, r.resource.secretId])).toEqual([
+        ["personal", mine.json.secret.id],
+        ["shared", shared.json.secret.id],
+      ]);
     });
 
     it("an identity deleting a personal secret gets 400", async () => {

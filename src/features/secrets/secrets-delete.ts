@@ -36,7 +36,8 @@ type Raw = Record<string, unknown>;
 
 /**
  * $1 project, $2 env slug, $3 path, $4 key, $5..$11 the audit row, ($12 the caller, personal only).
- * Statement: folder lookup → DELETE … RETURNING → audit INSERT (only when something was deleted) → the
+ * Statement: folder lookup → DELETE … RETURNING → audit INSERT (only when something was deleted; it
+ * names the deleted secret and version, shared first, as Infisical's `delete-secret` event does) → the
  * deleted rows, shared first, with whether any import names this folder (one index probe). Only then
  * does the caller look up the importers at every depth, in a second query: PostgreSQL initialises a
  * plan's every node on each execution, so carrying the recursive importer CTE in this statement cost
@@ -51,8 +52,8 @@ const deleteText = (which: string, withImporters: boolean) => `WITH f AS (
   ), a AS (
     INSERT INTO audit_logs (org_id, project_id, actor_type, actor_id, actor_name, event_type, resource, ip, user_agent, outcome)
     SELECT $5, $1, $6, $7, $8, 'delete-secret',
-      $9::jsonb || jsonb_build_object('secretIds', (SELECT jsonb_agg(id) FROM d)), $10, $11, 'success'
-    WHERE EXISTS (SELECT 1 FROM d)
+      $9::jsonb || jsonb_build_object('secretId', d.id, 'secretVersion', d.version), $10, $11, 'success'
+    FROM d ORDER BY (d.type = 'shared') DESC LIMIT 1
   )
   SELECT f.id AS f_id, f.env_id AS e_id, ${withImporters ? IMPORTED_F : "false"} AS imported,
     CASE WHEN d.id IS NULL THEN NULL ELSE ${packedText("d")} END AS p
