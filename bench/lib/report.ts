@@ -104,6 +104,9 @@ export function targets(r: Omit<Results, "targets">): Target[] {
 }
 
 const ms = (s: Spread) => fmtSpread(s, 1);
+/** Older result files have no with-connect figure. */
+const connectP99 = (side: { p99WithConnect?: Spread }) =>
+  side.p99WithConnect ? fmt(side.p99WithConnect.median, 1) : "–";
 const ratio = (s: Spread) => fmtSpread(s, 2);
 
 export function markdown(r: Results): string {
@@ -117,17 +120,22 @@ export function markdown(r: Results): string {
   );
   if (r.api?.length) {
     out.push(
-      "| Secret API | conns | Ferry req/s | bare req/s | ratio | Ferry p50 / p99 ms | bare p50 / p99 ms | p99 ratio |",
-      "|---|---|---|---|---|---|---|---|",
+      "| Secret API | conns | Ferry req/s | bare req/s | ratio | Ferry p50 / p99 ms | bare p50 / p99 ms | p99 ratio | p99 with connect, Ferry / bare ms |",
+      "|---|---|---|---|---|---|---|---|---|",
     );
     for (const f of r.api) {
       const name = f.op === "get" ? "GET /api/v3/secrets/raw/{name}" : "DELETE /api/v4/secrets/{name}";
       out.push(
         `| ${name} | ${f.connections} | ${fmtSpread(f.ferry.rps, 0)} | ${fmtSpread(f.bare.rps, 0)} | ${ratio(f.ratio)} | ` +
-          `${fmt(f.ferry.p50.median)} / ${ms(f.ferry.p99)} | ${fmt(f.bare.p50.median)} / ${ms(f.bare.p99)} | ${ratio(f.p99Ratio)} |`,
+          `${fmt(f.ferry.p50.median)} / ${ms(f.ferry.p99)} | ${fmt(f.bare.p50.median)} / ${ms(f.bare.p99)} | ${ratio(f.p99Ratio)} | ` +
+          `${connectP99(f.ferry)} / ${connectP99(f.bare)} |`,
       );
     }
-    out.push("");
+    out.push(
+      "",
+      "p50 / p99: requests on established connections. *With connect* also counts each connection's first request, which waited for the server to accept the connection: Node accepts one pending connection per event-loop turn, so on a busy server the last of 50 fresh connections is accepted late in a short run.",
+      "",
+    );
   }
   if (r.fanout?.length) {
     out.push(

@@ -17,6 +17,8 @@ export interface Side {
   rps: Spread;
   p50: Spread;
   p99: Spread;
+  /** p99 with each connection's first request included (it also waited for the accept). */
+  p99WithConnect: Spread;
   errors: number;
   runs: LoadResult[];
 }
@@ -52,6 +54,7 @@ function side(runs: LoadResult[]): Side {
     rps: spread(runs.map((r) => r.rps)),
     p50: spread(runs.map((r) => r.p50)),
     p99: spread(runs.map((r) => r.p99)),
+    p99WithConnect: spread(runs.map((r) => r.p99WithConnect)),
     errors: runs.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0),
     runs,
   };
