@@ -217,6 +217,15 @@ async function main() {
           durationS: P.durationS,
           connections: P.conns,
           log,
+          seedNames: async (count) => {
+            const more = Array.from({ length: count }, (_, i) => `${PREFIX}${names.length + i}`);
+            const t = Date.now();
+            await seedSecrets(world, "dev", "/", more, (n) => `value-of-${n}-${"x".repeat(16)}`, 1_000);
+            log(
+              `  seeded ${count} more secrets for the delete runs in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+            );
+            return more;
+          },
         }),
       );
     }

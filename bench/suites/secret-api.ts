@@ -47,7 +47,16 @@ export interface ApiOptions {
   durationS: number;
   connections: number[];
   log: (s: string) => void;
+  /**
+   * Creates `count` more live names (same shape, same folder) and returns them. Deletes consume names,
+   * and a run bounded by its names instead of its duration measured little more than connection
+   * set-up: before the delete phase the list is topped up to DELETE_NAMES_PER_S per run-second.
+   */
+  seedNames?: (count: number) => Promise<string[]>;
 }
+
+/** Names per second of each measured delete run (above Ferry's delete rate on either backend here). */
+const DELETE_NAMES_PER_S = 4_000;
 
 function side(runs: LoadResult[]): Side {
   return {
@@ -115,6 +124,10 @@ export async function secretApiSuite(o: ApiOptions): Promise<ApiFigure[]> {
   }
 
   // Deletes: every Ferry run gets an equal share of the names left (after a small warm-up share).
+  const deleteRuns = o.connections.length * o.reps;
+  const warmNames = Math.ceil(warmS * DELETE_NAMES_PER_S);
+  const needed = Math.ceil(deleteRuns * o.durationS * DELETE_NAMES_PER_S) + warmNames;
+  if (o.seedNames && live.length < needed) live.push(...(await o.seedNames(needed - live.length)));
   const delBody = JSON.stringify({ projectId: w.projectId, environment: "dev", secretPath: "/" });
   const delHeaders = { ...auth, "content-type": "application/json" };
   const ferryDel = (names: string[]) => names.map((n) => `/api/v4/secrets/${encodeURIComponent(n)}`);
@@ -129,9 +142,9 @@ export async function secretApiSuite(o: ApiOptions): Promise<ApiFigure[]> {
     },
     warmS,
   );
-  // The bare warm-up deletes for warmS from a full table (thousands of rows); Ferry's must be long enough
+  // The bare warm-up deletes for warmS from a full table (thousands of rows); Ferry's must be as long
   // for the JIT too: with 300 names every first measured Ferry run still ran partly unoptimised code.
-  const warmBatch = live.splice(live.length - Math.min(1_000, Math.floor(live.length / 8)));
+  const warmBatch = live.splice(live.length - Math.min(warmNames, Math.floor(live.length / 8)));
   const warm = await run(
     {
       url: w.base,
@@ -145,7 +158,6 @@ export async function secretApiSuite(o: ApiOptions): Promise<ApiFigure[]> {
     warmS,
   );
   live.push(...warmBatch.slice(warm.issued));
-  const deleteRuns = o.connections.length * o.reps;
   let runsLeft = deleteRuns;
   for (const c of o.connections) {
     const ferry: LoadResult[] = [];
