@@ -123,7 +123,7 @@ export async function secretApiSuite(o: ApiOptions): Promise<ApiFigure[]> {
     out.push(figure("get", c, ferry, bare, live.length));
   }
 
-  // Deletes: every Ferry run gets an equal share of the names left (after a small warm-up share).
+  // Deletes: every Ferry run gets an equal share of the names left (after a warm-up share).
   const deleteRuns = o.connections.length * o.reps;
   const warmNames = Math.ceil(warmS * DELETE_NAMES_PER_S);
   const needed = Math.ceil(deleteRuns * o.durationS * DELETE_NAMES_PER_S) + warmNames;

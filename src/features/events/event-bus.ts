@@ -140,8 +140,8 @@ const wireMessage = z.object({
  * Redis outage never stops same-instance streams), then PUBLISHes `{source, events}`: the events of a
  * PUBLISH_WINDOW_MS window go out as one message. Under write load that saves this instance, Redis and
  * every other instance a message per write (a PUBLISH per delete was a tenth of the delete path's CPU);
- * other instances' streams get each event at most that much later. Every instance re-delivers messages from other sources, in order, and drops its own
- * before parsing them, so nothing is seen twice.
+ * other instances' streams get each event at most that much later. Every instance re-delivers messages
+ * from other sources, in order, and drops its own before parsing them, so nothing is seen twice.
  *
  * Two connections because a subscribed Redis connection cannot issue PUBLISH. ioredis reconnects both
  * by itself and re-subscribes the subscriber (`autoResubscribe`).

@@ -18,8 +18,9 @@ import { decryptRow, type SecretView, toView } from "./secrets-view.js";
 /**
  * `DELETE /api/v4/secrets/{name}` (and the v3 raw delete): a benchmarked hot path, so the folder
  * lookup, the delete and the audit record are ONE statement (autocommit makes them atomic), and a
- * folder that no import names needs no other. Permission is decided in memory first; only a denied or failing request pays for the extra
- * queries that pick Infisical's exact error (folder 404 → personal 400 → secret 404 → CASL 403).
+ * folder that no import names needs no other. Permission is decided in memory first; only a denied or
+ * failing request pays for the extra queries that pick Infisical's exact error (folder 404 → personal
+ * 400 → secret 404 → CASL 403).
  *
  * Shared deletes remove the key's personal overrides in that folder too; personal deletes remove only
  * the caller's override.
