@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { type Executor, rowsOf } from "../../db/client.js";
 import type { ChangeBus, ChangeKind, SecretChange } from "../events/change-bus.js";
 
@@ -35,30 +35,9 @@ export class ChangeSet {
 }
 
 /**
- * The recursive importer lookup as a CTE named `imp(folder_id, depth)`, seeded from `src`, an SQL
- * expression yielding `(env_id, path)` rows.
+ * Folders importing any of `changed` (directly or through up to MAX_IMPORT_DEPTH hops), in ONE query:
+ * a recursive CTE `imp(folder_id, depth)` seeded from the changed folders' `(env_id, path)`.
  */
-const importersCteText = (src: string) => `imp(folder_id, depth) AS (
-    SELECT si.folder_id, 1 FROM secret_imports si JOIN (${src}) AS src(env_id, path)
-      ON si.import_env = src.env_id AND si.import_path = src.path
-    UNION
-    SELECT si.folder_id, imp.depth + 1 FROM imp
-      JOIN folders fo ON fo.id = imp.folder_id
-      JOIN secret_imports si ON si.import_env = fo.env_id AND si.import_path = fo.path
-    WHERE imp.depth < ${MAX_IMPORT_DEPTH}
-  )`;
-
-function importersCte(src: SQL): SQL {
-  const [pre = "", post = ""] = importersCteText("\u0000").split("\u0000");
-  return sql`${sql.raw(pre)}${src}${sql.raw(post)}`;
-}
-
-/** JSON array of the importing folders' places, for a SELECT over `imp`. */
-const IMPORTERS_JSON = `(SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_object(
-    'folderId', fo.id, 'secretPath', fo.path, 'environmentId', e.id, 'environment', e.slug, 'projectId', e.project_id)), '[]'::jsonb)
-  FROM imp JOIN folders fo ON fo.id = imp.folder_id JOIN environments e ON e.id = fo.env_id)`;
-const importersJson = sql.raw(IMPORTERS_JSON);
-
 export async function importersOf(ex: Executor, changed: FolderPlace[]): Promise<FolderPlace[]> {
   if (changed.length === 0) return [];
   const src = sql.join(
@@ -66,7 +45,18 @@ export async function importersOf(ex: Executor, changed: FolderPlace[]): Promise
     sql` UNION ALL `,
   );
   const rows = await rowsOf<{ importers: FolderPlace[] }>(
-    sql`WITH RECURSIVE ${importersCte(src)} SELECT ${importersJson} AS importers`,
+    sql`WITH RECURSIVE imp(folder_id, depth) AS (
+        SELECT si.folder_id, 1 FROM secret_imports si JOIN (${src}) AS src(env_id, path)
+          ON si.import_env = src.env_id AND si.import_path = src.path
+        UNION
+        SELECT si.folder_id, imp.depth + 1 FROM imp
+          JOIN folders fo ON fo.id = imp.folder_id
+          JOIN secret_imports si ON si.import_env = fo.env_id AND si.import_path = fo.path
+        WHERE imp.depth < ${sql.raw(String(MAX_IMPORT_DEPTH))}
+      )
+      SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_object('folderId', fo.id, 'secretPath', fo.path,
+          'environmentId', e.id, 'environment', e.slug, 'projectId', e.project_id)), '[]'::jsonb) AS importers
+      FROM imp JOIN folders fo ON fo.id = imp.folder_id JOIN environments e ON e.id = fo.env_id`,
     ex,
   );
   return rows[0]?.importers ?? [];
