@@ -119,7 +119,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const tags = createTagsService({ db, audit, permissions });
   // Import writes notify the folder and its importers through the secrets feature's importer lookup.
   const secretImports = createSecretImportsService({ db, audit, permissions, changes, log });
-  const secrets = createSecretsService({ db, dbh, keyring, audit, permissions, changes });
+  const secrets = createSecretsService({ db, dbh, keyring, audit, permissions, changes, log });
   // ---- services: secret syncs ----
   const syncsFeature = await createSyncsFeature({
     config,

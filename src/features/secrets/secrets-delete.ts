@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import type { Logger } from "pino";
 import { type Db, rowsOf } from "../../db/client.js";
 import type { Keyring } from "../../lib/crypto/keyring.js";
 import { AppError } from "../../lib/errors.js";
@@ -80,8 +81,9 @@ export function createSecretDeleter(deps: {
   permissions: PermissionsService;
   changes: ChangeBus;
   run: Prepared;
+  log: Logger;
 }) {
-  const { db, keyring, permissions, changes, run } = deps;
+  const { db, keyring, permissions, changes, run, log } = deps;
 
   /** Only reached when the request will fail: finds the error Infisical would give first. */
   async function reject(actor: Actor, q: DeleteQuery, secretPath: string, personal: boolean): Promise<never> {
@@ -135,7 +137,13 @@ export function createSecretDeleter(deps: {
     };
     // The delete has committed: an importer lookup that fails costs only the import notifications
     // (delivery is at most once), never the answer.
-    const importers = r.imported === true ? await importersOf(db, [place]).catch(() => []) : [];
+    const importers =
+      r.imported === true
+        ? await importersOf(db, [place]).catch((err: unknown) => {
+            log.error({ err, projectId: q.projectId }, "importer lookup failed after a secret delete");
+            return [];
+          })
+        : [];
     publishWithImporters(changes, [{ ...place, kind: "deleted", keys: [q.secretName], personal }], importers);
     const dk = await keyring.key(q.projectId);
     const canRead = personal || canReadValue(ability, fields);

@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import type { Logger } from "pino";
 import type { Db, DbHandle } from "../../db/client.js";
 import { projects } from "../../db/schema/index.js";
 import type { Keyring } from "../../lib/crypto/keyring.js";
@@ -20,6 +21,7 @@ export function createSecretsService(deps: {
   audit: AuditLog;
   permissions: PermissionsService;
   changes: ChangeBus;
+  log: Logger;
 }) {
   const run = createPrepared(deps.dbh);
   const reader = createSecretsReader({ ...deps, run });
