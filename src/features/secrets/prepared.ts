@@ -7,9 +7,9 @@ import { AppError } from "../../lib/errors.js";
  * - PostgreSQL: node-postgres prepares a `{ name, text }` query once per pooled connection;
  * - PGlite (one session): `PREPARE name(types) AS …` once, then `EXECUTE name(<literals>)` over the
  *   simple protocol (one call into the engine). PGlite's query() cannot bind parameters to EXECUTE, so
- *   values are sent as quoted literals. Quoting is only
- *   safe with standard_conforming_strings on (checked once; otherwise plain parameterised queries are
- *   used) and for strings without NUL bytes (refused with a 400 before they reach SQL).
+ *   values are sent as quoted literals. Quoting is only safe with standard_conforming_strings on
+ *   (checked once; otherwise plain parameterised queries are used) and for strings without NUL bytes
+ *   (refused with a 400 before they reach SQL).
  */
 export type Statement = { name: string; text: string; types: string[] };
 

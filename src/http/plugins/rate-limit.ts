@@ -16,14 +16,14 @@ export async function registerRateLimit(app: FastifyInstance, config: Config, re
     write: config.RATE_LIMIT_WRITE_PER_MINUTE,
     none: 0,
   };
-  const classOf = (req: FastifyRequest) =>
-    req.routeOptions.config?.rateClass ?? (req.method === "GET" || req.method === "HEAD" ? "read" : "write");
+  /** The route's configured class, else by method: reads are GET/HEAD, everything else writes. */
+  const classFor = (configured: keyof typeof limits | undefined, methods: string[]) =>
+    configured ?? (methods.every((m) => m === "GET" || m === "HEAD") ? "read" : "write");
+  const classOf = (req: FastifyRequest) => classFor(req.routeOptions.config?.rateClass, [req.method]);
   // A route whose class is unlimited gets no rate-limit hook at all (no per-request cost): this hook
   // runs before the plugin's own onRoute hook, which skips routes configured with `rateLimit: false`.
   app.addHook("onRoute", (route) => {
-    const methods = [route.method].flat();
-    const cls =
-      route.config?.rateClass ?? (methods.every((m) => m === "GET" || m === "HEAD") ? "read" : "write");
+    const cls = classFor(route.config?.rateClass, [route.method].flat());
     if (limits[cls] <= 0) route.config = { ...(route.config ?? {}), rateLimit: false };
   });
   await app.register(rateLimit, {
