@@ -6,6 +6,7 @@ import { Redis } from "ioredis";
 import pino, { type Logger } from "pino";
 import type { Config } from "./config.js";
 import { createDb, type DbHandle } from "./db/client.js";
+import { startEmbeddedVacuum } from "./db/embedded-vacuum.js";
 import { createAuditLog } from "./features/audit/audit.js";
 import { createAuditQuery } from "./features/audit/audit-query.js";
 import { createAuthService } from "./features/auth/auth-service.js";
@@ -78,6 +79,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     log,
   });
   const { db } = dbh;
+  const vacuum = startEmbeddedVacuum(dbh, log, config.EMBEDDED_VACUUM_INTERVAL_MS);
   const redis = config.REDIS_URL
     ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
     : undefined;
@@ -255,6 +257,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     await step("audit", () => audit.close());
     await step("invalidation", () => invalidation.close());
     redis?.disconnect();
+    await step("embedded autovacuum", () => vacuum.stop());
     await step("database", () => dbh.close());
   }
 

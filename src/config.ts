@@ -62,6 +62,9 @@ export const configSchema = z.object({
     .optional()
     .describe("HMAC secret for access tokens (HS256). Dev: generated into DATA_DIR"),
   DATA_DIR: z.string().min(1).default("./data").describe("Embedded database files and generated dev keys"),
+  EMBEDDED_VACUUM_INTERVAL_MS: intFrom(60_000, 0).describe(
+    "How often the embedded database (PGlite, which has no autovacuum) vacuums and analyses tables that are due; 0 = off",
+  ),
   LICENSE_KEY: z.string().optional().describe("Offline licence: an EdDSA-signed JWT"),
   LICENSE_PUBLIC_KEY: z.string().optional().describe("SPKI PEM that verifies self-issued licences"),
   LOG_LEVEL: z
