@@ -134,6 +134,18 @@ describe("stream hub", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("pings many streams in slices, yielding to the event loop between them", () => {
+    vi.useFakeTimers();
+    const { open } = setup({ maxPerProject: 2_000 });
+    const sinks = Array.from({ length: 1_000 }, () => open());
+    const pinged = () => sinks.filter((s) => s.chunks.length > 0).length;
+    vi.advanceTimersToNextTimer(); // the ping timer: the first slice only
+    expect(pinged()).toBeGreaterThan(0);
+    expect(pinged()).toBeLessThan(sinks.length);
+    for (let turns = 0; pinged() < sinks.length && turns < 100; turns++) vi.advanceTimersToNextTimer();
+    for (const s of sinks) expect(s.chunks).toEqual(["event: ping\n\n"]);
+  });
+
   it("writes one shared encoding to every matching stream and nothing to the others", () => {
     const { bus, open, hub } = setup();
     const a = open();

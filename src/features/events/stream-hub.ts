@@ -149,6 +149,7 @@ export function createStreamHub(opts: HubOptions) {
   let open = 0;
   let shuttingDown = false;
   let pingTimer: NodeJS.Timeout | undefined;
+  let pinging = false;
   let refreshTimer: NodeJS.Timeout | undefined;
   let periodicRefreshRunning = false;
   const counters = { opened: 0, closed: 0, droppedSlow: 0, peakBufferedBytes: 0 };
@@ -246,14 +247,28 @@ export function createStreamHub(opts: HubOptions) {
     else s.sink.end(encodeErrorFrame(message));
   }
 
+  /**
+   * Pings every stream and ends those whose token has expired, DISPATCH_SLICE streams per turn of the
+   * event loop, as deliveries are: one pass over 10,000 sockets held every request for about 90 ms once
+   * per ping interval. A round still running when the timer fires again is not doubled.
+   */
   function pingAll(): void {
-    const now = Date.now();
-    for (const group of groups.values()) {
-      for (const s of group.streams) {
+    if (pinging) return;
+    const targets: Stream[] = [];
+    for (const group of groups.values()) for (const s of group.streams) targets.push(s);
+    let i = 0;
+    const slice = () => {
+      const now = Date.now();
+      for (const end = Math.min(i + DISPATCH_SLICE, targets.length); i < end; i++) {
+        const s = targets[i] as Stream;
+        if (s.closed) continue;
         if (s.expiresAt <= now) terminate(s, CLOSE_MESSAGES.expired);
         else send(s, PING_FRAME);
       }
-    }
+      pinging = i < targets.length;
+      if (pinging) setImmediate(slice);
+    };
+    slice();
   }
 
   async function revalidateOne(s: Stream): Promise<void> {
