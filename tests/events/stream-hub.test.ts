@@ -146,6 +146,17 @@ describe("stream hub", () => {
     for (const s of sinks) expect(s.chunks).toEqual(["event: ping\n\n"]);
   });
 
+  it("re-checks many streams in batches, yielding to the event loop between them", async () => {
+    const { hub, open, revalidate } = setup({ maxPerProject: 2_000 });
+    for (let i = 0; i < 100; i++) open();
+    // Queued before the refresh starts: it runs at the refresh's first yield, not after all 100.
+    const seenAtFirstTurn = new Promise<number>((ok) => setImmediate(() => ok(revalidate.mock.calls.length)));
+    const done = hub.refresh();
+    expect(await seenAtFirstTurn).toBeLessThan(100);
+    await done;
+    expect(revalidate).toHaveBeenCalledTimes(100);
+  });
+
   it("writes one shared encoding to every matching stream and nothing to the others", () => {
     const { bus, open, hub } = setup();
     const a = open();
