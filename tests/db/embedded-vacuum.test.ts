@@ -79,7 +79,7 @@ describe("embedded autovacuum (PGlite)", () => {
     expect((await stats("mostly_live")).vacuum_count).toBe(1);
   });
 
-  it("analyses without vacuuming when rows changed but none died", async () => {
+  it("analyses without vacuuming when rows changed since the last ANALYZE but no dead rows are left", async () => {
     await dbh.exec(`CREATE TABLE grown (id int PRIMARY KEY);
       INSERT INTO grown SELECT generate_series(1, 500);`);
     await stats("grown");
