@@ -8,20 +8,22 @@ import type { DbHandle } from "./client.js";
  * tables) would pile up for ever, the planner would never see fresh statistics, and transaction ids
  * would never be frozen, so a busy instance would one day refuse writes to prevent wraparound.
  *
- * Each round applies PostgreSQL's own autovacuum rules, read from the server's own settings:
- * - `VACUUM (ANALYZE)` when dead rows exceed `autovacuum_vacuum_threshold` + `_scale_factor` × rows,
- *   when rows inserted since the last vacuum exceed the `_insert_` threshold and scale factor (this
- *   freezes insert-only tables such as the audit log), or when the table's `relfrozenxid` is older
- *   than `autovacuum_freeze_max_age`;
- * - `ANALYZE` alone when rows changed since the last analyse exceed the `_analyze_` threshold and
- *   scale factor.
+ * Each round applies PostgreSQL's own autovacuum rules, read from the server's own settings, and as
+ * autovacuum does, decides the two steps separately:
+ * - `VACUUM` when dead rows exceed `autovacuum_vacuum_threshold` + `_scale_factor` × rows, when rows
+ *   inserted since the last vacuum exceed the `_insert_` threshold and scale factor (this freezes
+ *   insert-only tables such as the audit log), or when the table's `relfrozenxid` is older than
+ *   `autovacuum_freeze_max_age`;
+ * - `ANALYZE` when rows changed since the last analyse exceed the `_analyze_` threshold and scale factor.
  *
- * PGlite runs on the event loop, so a VACUUM holds every request for as long as it runs. Tables are
- * therefore done one at a time, with a turn of the event loop between them, and only when due.
+ * PGlite runs on the event loop, so each step holds every request for as long as it runs. Steps are
+ * therefore separate statements, one table at a time, with a turn of the event loop before each, and
+ * only when due. (Migration 0005 keeps ANALYZE short by skipping statistics no query uses.)
  * PostgreSQL (DATABASE_URL) has its own autovacuum: there this loop never starts.
  */
 
 export type VacuumAction = { table: string; action: "vacuum" | "analyze" };
+type DueTable = { table: string; vacuum: boolean; analyze: boolean };
 
 const setting = (name: string) => `current_setting('${name}')::float8`;
 const rows = "greatest(c.reltuples, 0)";
@@ -31,7 +33,8 @@ const VACUUM_DUE = `(s.n_dead_tup > ${setting("autovacuum_vacuum_threshold")} + 
 const ANALYZE_DUE = `s.n_mod_since_analyze > ${setting("autovacuum_analyze_threshold")} + ${setting("autovacuum_analyze_scale_factor")} * ${rows}`;
 
 /** Ordinary tables (partitions included, partitioned parents not: they hold no rows) that are due. */
-const DUE_TABLES = `SELECT format('%I.%I', s.schemaname, s.relname) AS "table", ${VACUUM_DUE} AS vacuum
+const DUE_TABLES = `SELECT format('%I.%I', s.schemaname, s.relname) AS "table", ${VACUUM_DUE} AS vacuum,
+    ${ANALYZE_DUE} AS analyze
   FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
   WHERE c.relkind = 'r' AND (${VACUUM_DUE} OR ${ANALYZE_DUE})
   ORDER BY 2 DESC, s.n_dead_tup DESC`;
@@ -39,29 +42,30 @@ const DUE_TABLES = `SELECT format('%I.%I', s.schemaname, s.relname) AS "table", 
 const nextTurn = () => new Promise<void>((ok) => setImmediate(ok));
 
 /**
- * One round: vacuums or analyses every table that is due, one at a time. A table that fails (dropped
- * meanwhile, say) is logged and skipped; the round goes on. `shouldStop` is checked between tables.
+ * One round: the due steps of every due table, one statement at a time. A step that fails (its table
+ * dropped meanwhile, say) is logged and skipped; the round goes on. `shouldStop` is checked before each.
  */
 export async function vacuumDueTables(
   dbh: DbHandle,
   log: Logger,
   shouldStop: () => boolean = () => false,
 ): Promise<VacuumAction[]> {
-  const due = await dbh.query<{ table: string; vacuum: boolean }>(DUE_TABLES);
+  const due = await dbh.query<DueTable>(DUE_TABLES);
+  const steps: VacuumAction[] = due.rows.flatMap((t) => [
+    ...(t.vacuum ? [{ table: t.table, action: "vacuum" as const }] : []),
+    ...(t.analyze ? [{ table: t.table, action: "analyze" as const }] : []),
+  ]);
   const done: VacuumAction[] = [];
-  for (const { table, vacuum } of due.rows) {
+  for (const step of steps) {
     if (shouldStop()) break;
     await nextTurn();
     const started = performance.now();
     try {
-      await dbh.exec(vacuum ? `VACUUM (ANALYZE) ${table}` : `ANALYZE ${table}`);
-      done.push({ table, action: vacuum ? "vacuum" : "analyze" });
-      log.debug(
-        { table, action: vacuum ? "vacuum" : "analyze", ms: Math.round(performance.now() - started) },
-        "embedded autovacuum",
-      );
+      await dbh.exec(`${step.action === "vacuum" ? "VACUUM" : "ANALYZE"} ${step.table}`);
+      done.push(step);
+      log.debug({ ...step, ms: Math.round(performance.now() - started) }, "embedded autovacuum");
     } catch (err) {
-      log.warn({ err, table }, "embedded autovacuum failed for a table");
+      log.warn({ err, ...step }, "embedded autovacuum step failed");
     }
   }
   return done;
