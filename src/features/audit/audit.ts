@@ -11,9 +11,9 @@ import type { Actor } from "../auth/actor.js";
  *   cannot exist. Hot paths fold the insert into their own statement with `auditInsertSql` (a CTE),
  *   which costs no extra round trip.
  * - Reads and logins: `recordLater(entry)` queues in memory (stamped with the time of the read) and a
- *   writer flushes every second (or every 500 entries) in one INSERT … SELECT FROM unnest(…): ten array
- *   parameters whatever the batch size, so building and sending a batch stays off the request path's CPU
- *   budget. A crash can lose at most the last second of read/login records.
+ *   writer flushes every second (or every FLUSH_ROWS entries) in one INSERT … SELECT FROM unnest(…): ten
+ *   array parameters whatever the batch size, so building and sending a batch stays off the request
+ *   path's CPU budget. A crash can lose at most the last second of read/login records.
  */
 export type AuditEntry = {
   eventType: string;
@@ -89,6 +89,13 @@ function flushParams(batch: Queued[]): unknown[][] {
   return cols;
 }
 
+/**
+ * Queued records that trigger a flush before the timer. On embedded PGlite the INSERT runs on the event
+ * loop, so the batch size is the longest stall a flush causes: 500-row batches made the read p99 at 10
+ * connections 16 ms (p50 3 ms); 100-row batches, 10 ms, at the same throughput.
+ */
+const FLUSH_ROWS = 100;
+
 export function createAuditLog(dbh: Pick<DbHandle, "query">, log: Logger, flushMs = 1000): AuditLog {
   let queue: Queued[] = [];
   let flushing: Promise<void> | null = null;
@@ -120,7 +127,7 @@ export function createAuditLog(dbh: Pick<DbHandle, "query">, log: Logger, flushM
     },
     recordLater(e) {
       queue.push({ row: toRow(e), at: new Date() });
-      if (queue.length >= 500) void flush();
+      if (queue.length >= FLUSH_ROWS) void flush();
     },
     flush,
     async close() {
