@@ -7,6 +7,7 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import type { Logger } from "pino";
 import { runMigrations } from "./migrate.js";
+import { pgliteSimple } from "./pglite-simple.js";
 import * as schema from "./schema/index.js";
 
 /**
@@ -29,7 +30,8 @@ export interface DbHandle {
   /**
    * One statement without parameters over the simple query protocol, returning its rows. On PGlite this
    * is one call into the engine instead of the five or six messages of the extended protocol that
-   * `query()` sends (the prepared hot paths use it for `EXECUTE name(<literals>)`).
+   * `query()` sends, or the two of `exec()` (see pglite-simple.ts; it decodes only the column types the
+   * hot statements return). The prepared hot paths use it for `EXECUTE name(<literals>)`.
    */
   simple<T = Record<string, unknown>>(text: string): Promise<T[]>;
   close(): Promise<void>;
@@ -89,7 +91,7 @@ async function createPglite(opts: DbOptions): Promise<DbHandle> {
     exec: async (text) => {
       await client.exec(text);
     },
-    simple: async (text) => ((await client.exec(text)).at(-1)?.rows ?? []) as never,
+    simple: (text) => pgliteSimple(client, text),
     close: () => client.close(),
   };
 }
