@@ -18,7 +18,7 @@ const TEXT_LIKE = new Set([OID.text, OID.varchar, OID.uuid, 19 /* name */]);
 type Field = { name: string; type: number };
 
 /** PostgreSQL's error, shaped like the drivers' (`code` is the SQLSTATE the error handler maps). */
-export class PgliteSimpleError extends Error {
+class PgliteSimpleError extends Error {
   code?: string;
   severity?: string;
   detail?: string;
@@ -61,7 +61,7 @@ function decode(type: number, raw: string): unknown {
 }
 
 /** The rows of the last result set in a backend response, or the first error it carries. */
-export function parseSimpleResponse<T>(buf: Uint8Array): T[] {
+function parseSimpleResponse<T>(buf: Uint8Array): T[] {
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   let fields: Field[] = [];
   let rows: Record<string, unknown>[] = [];
