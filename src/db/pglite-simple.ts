@@ -48,7 +48,7 @@ function queryMessage(text: string): Uint8Array {
 
 function cstring(buf: Uint8Array, start: number): [string, number] {
   let end = start;
-  while (buf[end] !== 0) end++;
+  while (end < buf.length && buf[end] !== 0) end++;
   return [decoder.decode(buf.subarray(start, end)), end + 1];
 }
 
