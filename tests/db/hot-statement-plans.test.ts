@@ -1,8 +1,12 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Statement } from "../../src/features/secrets/prepared.js";
-import { DELETE_PERSONAL, DELETE_SHARED } from "../../src/features/secrets/secrets-delete.js";
-import { GET_PERSONAL, GET_SHARED } from "../../src/features/secrets/secrets-repo.js";
+import {
+  DELETE_PERSONAL,
+  DELETE_SHARED,
+  DELETE_SHARED_MANY,
+} from "../../src/features/secrets/secrets-delete.js";
+import { GET_PERSONAL, GET_SHARED, GET_SHARED_MANY } from "../../src/features/secrets/secrets-repo.js";
 import { buildTestApp, type TestApp } from "../helpers/build-test-app.js";
 import { bootstrap, call, makeProject, ok, type World } from "../helpers/fixtures.js";
 
@@ -74,10 +78,11 @@ describe("generic plans of the prepared secret statements", () => {
       .map((line, i) => ({ line, i }))
       .filter(({ line }) => /Scan\b.* on secrets s\b/.test(line));
     expect(scans.length).toBeGreaterThan(0);
+    expect(plan.join("\n")).not.toMatch(/Seq Scan on (secrets|folders)\b/);
     for (const { line, i } of scans) {
       expect(line, plan.join("\n")).toMatch(/Index (Only )?Scan using \w+ on secrets s/);
       expect(plan[i + 1] ?? "", plan.join("\n")).toMatch(
-        /Index Cond: \(\(folder_id = .+\) AND \(key = \$4\)/,
+        /Index Cond: \(\(folder_id = .+\) AND \(key = (\$4|\w+\.k)\)/,
       );
     }
   }
@@ -89,6 +94,20 @@ describe("generic plans of the prepared secret statements", () => {
     const del = [projectId, "dev", "/", "K_8", ...audit];
     expectFolderBoundScans(await genericPlan(DELETE_SHARED, del));
     expectFolderBoundScans(await genericPlan(DELETE_PERSONAL, [...del, USER]));
+    // The batched statements: several requests' lookups as one JSON parameter.
+    const lookups = ["K_7", "K_9"].map((k, i) => ({ i, p: projectId, e: "dev", f: "/", k }));
+    expectFolderBoundScans(await genericPlan(GET_SHARED_MANY, [JSON.stringify(lookups)]));
+    const deletes = lookups.map((l) => ({
+      ...l,
+      o: USER,
+      at: "identity",
+      ai: USER,
+      an: "x",
+      r: {},
+      ip: "",
+      ua: "",
+    }));
+    expectFolderBoundScans(await genericPlan(DELETE_SHARED_MANY, [JSON.stringify(deletes)]));
   }
 
   // The planner's choice depends on the statistics: each variant picked the key-only probe under one

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Logger } from "pino";
+import { batched } from "../../db/batched.js";
 import { type Db, rowsOf } from "../../db/client.js";
 import type { Keyring } from "../../lib/crypto/keyring.js";
 import { AppError } from "../../lib/errors.js";
@@ -13,7 +14,7 @@ import type { PermissionsService } from "../permissions/permissions-service.js";
 import type { Prepared, Statement } from "./prepared.js";
 import { canReadValue, folderNotFound } from "./secrets-access.js";
 import { type FolderPlace, importersOf, publishWithImporters } from "./secrets-notify.js";
-import { fromPacked, packedText } from "./secrets-repo.js";
+import { FOLDER_OF_Q, fromPacked, packedText } from "./secrets-repo.js";
 import { decryptRow, type SecretView, toView } from "./secrets-view.js";
 
 /**
@@ -75,6 +76,42 @@ export const DELETE_PERSONAL: Statement = {
   types: ["uuid", "text", "text", "text", ...AUDIT_TYPES, "uuid"],
 };
 
+/**
+ * Several shared deletes in ONE statement (one round trip and one commit for all of them): the
+ * requests are a JSON array of `{i, p: project, e: env slug, f: path, k: key}` plus each one's audit
+ * row, and every answer row carries its request's `i`, shaped as the single statement's. Each request
+ * keeps its own all-or-nothing delete and audit record; two requests for the same secret delete it
+ * once, and the other finds nothing, as it would one after the other.
+ */
+export const DELETE_SHARED_MANY: Statement = {
+  name: "ferry_secret_delete_shared_many",
+  text: `WITH q AS (
+    SELECT * FROM json_to_recordset($1)
+      AS q(i int, p uuid, e text, f text, k text, o uuid, at text, ai text, an text, r jsonb, ip text, ua text)
+  ), f AS (
+    SELECT q.i, q.k, fo.id, fo.env_id, fo.path FROM q
+    CROSS JOIN LATERAL (${FOLDER_OF_Q}) fo
+  ), t AS (
+    SELECT f.i, x.id FROM f
+    CROSS JOIN LATERAL (SELECT s.id FROM secrets s WHERE s.folder_id = f.id AND s.key = f.k OFFSET 0) x
+  ), dd AS (
+    DELETE FROM secrets s WHERE s.id = ANY (ARRAY(SELECT t.id FROM t))
+    RETURNING s.*
+  ), d AS (
+    SELECT DISTINCT ON (dd.id) dd.*, t.i AS qi FROM dd JOIN t ON t.id = dd.id ORDER BY dd.id, t.i
+  ), a AS (
+    INSERT INTO audit_logs (org_id, project_id, actor_type, actor_id, actor_name, event_type, resource, ip, user_agent, outcome)
+    SELECT DISTINCT ON (d.qi) q.o, q.p, q.at, q.ai, q.an, 'delete-secret',
+      q.r || jsonb_build_object('secretId', d.id, 'secretVersion', d.version), q.ip, q.ua, 'success'
+    FROM d JOIN q ON q.i = d.qi ORDER BY d.qi, (d.type = 'shared') DESC
+  )
+  SELECT DISTINCT ON (f.i) f.i, f.id AS f_id, f.env_id AS e_id, ${IMPORTED_F} AS imported,
+    CASE WHEN d.id IS NULL THEN NULL ELSE ${packedText("d")} END AS p
+  FROM f LEFT JOIN d ON d.qi = f.i
+  ORDER BY f.i, (d.type = 'shared') DESC NULLS LAST`,
+  types: ["json"],
+};
+
 export function createSecretDeleter(deps: {
   db: Db;
   keyring: Keyring;
@@ -84,6 +121,30 @@ export function createSecretDeleter(deps: {
   log: Logger;
 }) {
   const { db, keyring, permissions, changes, run, log } = deps;
+  const deleteShared = batched<unknown[], Raw | undefined>(
+    async (params) => (await run(DELETE_SHARED, params))[0],
+    async (all) => {
+      const arg = JSON.stringify(
+        all.map(([p, e, f, k, o, at, ai, an, r, ip, ua], i) => ({
+          i,
+          p,
+          e,
+          f,
+          k,
+          o,
+          at,
+          ai,
+          an,
+          r: JSON.parse(r as string),
+          ip,
+          ua,
+        })),
+      );
+      const out: (Raw | undefined)[] = new Array(all.length).fill(undefined);
+      for (const r of await run(DELETE_SHARED_MANY, [arg])) out[r.i as number] = r;
+      return out;
+    },
+  );
 
   /** Only reached when the request will fail: finds the error Infisical would give first. */
   async function reject(actor: Actor, q: DeleteQuery, secretPath: string, personal: boolean): Promise<never> {
@@ -122,7 +183,7 @@ export function createSecretDeleter(deps: {
     params.push(a.orgId, a.actorType, a.actorId, a.actorName, JSON.stringify(a.resource), a.ip, a.userAgent);
     const rows = personal
       ? await run(DELETE_PERSONAL, [...params, actor.id])
-      : await run(DELETE_SHARED, params);
+      : [await deleteShared.load(params)];
     const r = rows[0];
     if (!r) throw folderNotFound(secretPath, q.environment, "DeleteSecret");
     if (!r.p) throw new AppError("NOT_FOUND", "Secret not found");

@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { batched } from "../../db/batched.js";
 import { type Db, type Executor, rowsOf } from "../../db/client.js";
 import type { Keyring } from "../../lib/crypto/keyring.js";
 import { AppError } from "../../lib/errors.js";
@@ -15,7 +16,10 @@ import { assertDescribe, canDescribe, canReadValue, folderNotFound } from "./sec
 import {
   findSecretById,
   findSecretByName,
+  findSharedSecretsByName,
   listSecrets,
+  type NameLookup,
+  type NameLookupResult,
   type SecretWithPlace,
   sharedSecretsOfFolders,
 } from "./secrets-repo.js";
@@ -60,6 +64,10 @@ export function createSecretsReader(deps: {
   run: Prepared;
 }) {
   const { db, keyring, audit, permissions, run } = deps;
+  const sharedByName = batched<NameLookup, NameLookupResult>(
+    (q) => findSecretByName(run, { ...q, personalOf: null }),
+    (qs) => findSharedSecretsByName(run, qs),
+  );
 
   /** Per-request reshaping: decrypt, mask without readValue, expand references when asked and allowed. */
   function shaper(projectId: string, ability: Ability, dk: Buffer, expand: boolean, view: boolean) {
@@ -182,13 +190,15 @@ export function createSecretsReader(deps: {
       const secretPath = normalizePath(q.secretPath);
       const { ability } = await permissions.getProjectPermission(actor, q.projectId);
       const personal = q.type === "personal";
-      const found = await findSecretByName(run, {
+      const lookup = {
         projectId: q.projectId,
         environment: q.environment,
         path: secretPath,
         key: q.secretName,
-        personalOf: personal ? actor.id : null,
-      });
+      };
+      const found = personal
+        ? await findSecretByName(run, { ...lookup, personalOf: actor.id })
+        : await sharedByName.load(lookup);
       if (!found) throw folderNotFound(secretPath, q.environment, "GetSecretByName");
       const view = q.viewSecretValue ?? true;
       let secret = found.secret;

@@ -151,6 +151,54 @@ export const GET_PERSONAL: Statement = {
 };
 
 /**
+ * The folder of lookup `q` (project `q.p`, env slug `q.e`, path `q.f`) for the batched statements, as
+ * a LATERAL subquery: `OFFSET 0` keeps PostgreSQL from flattening it into a join, which the generic
+ * plan then ran as a probe on the environment alone with the path as a filter (every folder of the
+ * environment read per lookup). Kept apart, each lookup probes both unique indexes with all columns.
+ */
+export const FOLDER_OF_Q = `SELECT fo.id, fo.env_id, fo.path, e.slug FROM environments e
+    JOIN folders fo ON fo.env_id = e.id AND fo.path = q.f
+    WHERE e.project_id = q.p AND e.slug = q.e OFFSET 0`;
+
+/**
+ * Several shared gets by name in ONE statement: the lookups are a JSON array of
+ * `{i, p: project, e: env slug, f: path, k: key}` and each answer row carries its lookup's `i`. Lookups
+ * whose folder does not exist return no row.
+ */
+export const GET_SHARED_MANY: Statement = {
+  name: "ferry_secret_get_shared_many",
+  text: `SELECT q.i, f.id AS f_id, f.env_id AS e_id,
+    (SELECT ${packedText("s", ["f.path", "f.slug", TAGS_OF_S_TEXT])}
+      FROM secrets s WHERE s.folder_id = f.id AND s.key = q.k AND s.type = 'shared') AS p
+  FROM json_to_recordset($1) AS q(i int, p uuid, e text, f text, k text)
+  CROSS JOIN LATERAL (${FOLDER_OF_Q}) f`,
+  types: ["json"],
+};
+
+export type NameLookup = { projectId: string; environment: string; path: string; key: string };
+export type NameLookupResult = { folderId: string; envId: string; secret?: SecretWithPlace } | undefined;
+
+export async function findSharedSecretsByName(
+  run: Prepared,
+  qs: readonly NameLookup[],
+): Promise<NameLookupResult[]> {
+  const arg = JSON.stringify(
+    qs.map((q, i) => ({ i, p: q.projectId, e: q.environment, f: q.path, k: q.key })),
+  );
+  const rows = await run(GET_SHARED_MANY, [arg]);
+  const out: NameLookupResult[] = new Array(qs.length).fill(undefined);
+  for (const r of rows) {
+    const p = r.p as unknown[] | null;
+    out[r.i as number] = {
+      folderId: r.f_id as string,
+      envId: r.e_id as string,
+      secret: p ? fromPlaced(p) : undefined,
+    };
+  }
+  return out;
+}
+
+/**
  * Get one secret by (project, env slug, path, key, type): ONE prepared statement (the get-by-name hot
  * path). Returns undefined when the folder does not exist and `{ secret: undefined }` when the folder
  * exists but the secret does not.
