@@ -71,7 +71,10 @@ const P = { ...(args.quick ? PROFILES.quick : PROFILES.full) };
 if (args.secrets) P.secrets = Number(args.secrets);
 if (args.n) P.ns = args.n.split(",").map(Number);
 const only = new Set((args.only ?? "sync,api,fanout").split(",").map((s) => s.trim()));
-const log = (s: string) => process.stderr.write(`${s}\n`);
+const t0 = Date.now();
+/** Progress on stderr, each line stamped with the seconds since the start (where the time goes). */
+const log = (s: string) =>
+  process.stderr.write(`${s.includes("\n") ? s : `[${((Date.now() - t0) / 1000).toFixed(0).padStart(3)} s] ${s}`}\n`);
 const PREFIX = "BENCH_";
 
 async function main() {
