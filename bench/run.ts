@@ -74,7 +74,9 @@ const only = new Set((args.only ?? "sync,api,fanout").split(",").map((s) => s.tr
 const t0 = Date.now();
 /** Progress on stderr, each line stamped with the seconds since the start (where the time goes). */
 const log = (s: string) =>
-  process.stderr.write(`${s.includes("\n") ? s : `[${((Date.now() - t0) / 1000).toFixed(0).padStart(3)} s] ${s}`}\n`);
+  process.stderr.write(
+    `${s.includes("\n") ? s : `[${((Date.now() - t0) / 1000).toFixed(0).padStart(3)} s] ${s}`}\n`,
+  );
 const PREFIX = "BENCH_";
 
 async function main() {
