@@ -198,14 +198,16 @@ async function main() {
       if (!hasSyncs) skipped.push("sync: the secret-sync routes are not registered yet");
       else {
         log("sync throughput…");
-        results.sync = await syncSuite({
-          world,
-          fakes,
-          secrets: names.length,
-          changeName: names[0] as string,
-          reps: P.syncReps,
-          log,
-        });
+        results.sync = await profiled("sync", ferry, () =>
+          syncSuite({
+            world,
+            fakes,
+            secrets: names.length,
+            changeName: names[0] as string,
+            reps: P.syncReps,
+            log,
+          }),
+        );
       }
     }
     if (only.has("api")) {

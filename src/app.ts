@@ -136,7 +136,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const { connections, syncs, staleSweep: syncStatusSweep } = syncsFeature;
   // ---- services: events ----
   const license = await initLicense({ config, log });
-  const events = createEventsService({ config, log, changes, permissions, auth, signer, license });
+  const events = createEventsService({ config, log, changes, permissions, auth, license });
   invalidation.subscribe((m) => events.onInvalidation(m));
 
   const services = {

@@ -227,6 +227,7 @@ export async function fanoutSuite(o: FanoutOptions): Promise<FanoutFigure[]> {
       const b = bare.at(-1);
       o.log(
         `  fan-out N=${n} run ${r + 1}: bare p99 ${b?.p99.toFixed(1)} ms, ferry p99 ${f?.p99.toFixed(1)} ms` +
+          ` (opened in ${((b?.openMs ?? 0) / 1000).toFixed(1)} / ${((f?.openMs ?? 0) / 1000).toFixed(1)} s)` +
           (f?.openFailed ? ` (ferry: ${f.openFailed} streams failed to open: ${f.firstError})` : "") +
           (cross.length ? `, cross-instance p99 ${cross.at(-1)?.p99.toFixed(1)} ms` : ""),
       );

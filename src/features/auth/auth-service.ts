@@ -206,7 +206,7 @@ export function createAuthService(deps: { db: Db; signer: TokenSigner; cacheTtlM
     }
   }
 
-  return { authenticate, invalidate, stillValid };
+  return { authenticate, invalidate, stillValid, verify };
 }
 
 export type AuthService = ReturnType<typeof createAuthService>;
