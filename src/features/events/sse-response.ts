@@ -17,6 +17,21 @@ export const SSE_HEADERS = Object.freeze({
 /** How long a deliberately ended stream may take to flush its last frame before the socket is dropped. */
 const END_GRACE_MS = 2_000;
 
+/**
+ * Each event as one HTTP/1.1 chunk (`<hex length>\r\n<frame>\r\n`), built once per event and shared by
+ * every stream it goes to. `res.write()` would build the chunk header again for each stream and hand
+ * the socket three buffers; fan-out is per-stream work, so this is one write of one shared buffer.
+ */
+const framedOnce = new WeakMap<Buffer, Buffer>();
+function framed(chunk: Buffer): Buffer {
+  let f = framedOnce.get(chunk);
+  if (!f) {
+    f = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")]);
+    framedOnce.set(chunk, f);
+  }
+  return f;
+}
+
 export function startSseResponse(res: ServerResponse): StreamSink {
   // Keep the socket itself: Node detaches it from the response once the response finishes.
   const socket = res.socket;
@@ -42,9 +57,19 @@ export function startSseResponse(res: ServerResponse): StreamSink {
 
   return {
     write(chunk) {
-      if (!closed) res.write(chunk);
+      if (closed || chunk.length === 0) return; // an empty chunk would read as the end of the body
+      // Straight to the socket only while the response has nothing of its own still queued (its
+      // writableLength is its own buffer plus the socket's), so bytes never overtake the headers.
+      const direct =
+        socket &&
+        res.chunkedEncoding &&
+        res.headersSent &&
+        !res.writableEnded &&
+        res.writableLength === socket.writableLength;
+      if (direct) socket.write(framed(chunk));
+      else res.write(chunk);
     },
-    bufferedBytes: () => res.writableLength,
+    bufferedBytes: () => (socket ? socket.writableLength : res.writableLength),
     end(last) {
       if (closed) return;
       // The response is the connection's last: once the closing frame is flushed, close the socket too,
