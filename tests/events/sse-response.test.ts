@@ -18,9 +18,10 @@ describe("SSE response sink", () => {
 
   /** A server whose every request becomes a stream; `onOpen` drives it. */
   async function serve(onOpen: (sink: StreamSink) => void): Promise<number> {
-    server = createServer((_req, res) => onOpen(startSseResponse(res)));
-    await new Promise<void>((ok) => server?.listen(0, "127.0.0.1", ok));
-    return (server?.address() as AddressInfo).port;
+    const srv = createServer((_req, res) => onOpen(startSseResponse(res)));
+    server = srv;
+    await new Promise<void>((ok) => srv.listen(0, "127.0.0.1", ok));
+    return (srv.address() as AddressInfo).port;
   }
 
   /** Sends a raw request and returns every byte the server wrote until it closed the connection. */
