@@ -87,7 +87,7 @@ export const DELETE_SHARED_MANY: Statement = {
   name: "ferry_secret_delete_shared_many",
   text: `WITH q AS (
     SELECT * FROM json_to_recordset($1)
-      AS q(i int, p uuid, e text, f text, k text, o uuid, at text, ai text, an text, r jsonb, ip text, ua text)
+      AS q(i int, p uuid, e text, f text, k text, o uuid, at text, ai text, an text, r text, ip text, ua text)
   ), f AS (
     SELECT q.i, q.k, fo.id, fo.env_id, fo.path FROM q
     CROSS JOIN LATERAL (${FOLDER_OF_Q}) fo
@@ -102,7 +102,7 @@ export const DELETE_SHARED_MANY: Statement = {
   ), a AS (
     INSERT INTO audit_logs (org_id, project_id, actor_type, actor_id, actor_name, event_type, resource, ip, user_agent, outcome)
     SELECT DISTINCT ON (d.qi) q.o, q.p, q.at, q.ai, q.an, 'delete-secret',
-      q.r || jsonb_build_object('secretId', d.id, 'secretVersion', d.version), q.ip, q.ua, 'success'
+      q.r::jsonb || jsonb_build_object('secretId', d.id, 'secretVersion', d.version), q.ip, q.ua, 'success'
     FROM d JOIN q ON q.i = d.qi ORDER BY d.qi, (d.type = 'shared') DESC
   )
   SELECT DISTINCT ON (f.i) f.i, f.id AS f_id, f.env_id AS e_id, ${IMPORTED_F} AS imported,
@@ -125,20 +125,7 @@ export function createSecretDeleter(deps: {
     async (params) => (await run(DELETE_SHARED, params))[0],
     async (all) => {
       const arg = JSON.stringify(
-        all.map(([p, e, f, k, o, at, ai, an, r, ip, ua], i) => ({
-          i,
-          p,
-          e,
-          f,
-          k,
-          o,
-          at,
-          ai,
-          an,
-          r: JSON.parse(r as string),
-          ip,
-          ua,
-        })),
+        all.map(([p, e, f, k, o, at, ai, an, r, ip, ua], i) => ({ i, p, e, f, k, o, at, ai, an, r, ip, ua })),
       );
       const out: (Raw | undefined)[] = new Array(all.length).fill(undefined);
       for (const r of await run(DELETE_SHARED_MANY, [arg])) out[r.i as number] = r;
