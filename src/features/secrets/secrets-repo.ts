@@ -178,6 +178,12 @@ export const GET_SHARED_MANY: Statement = {
 export type NameLookup = { projectId: string; environment: string; path: string; key: string };
 export type NameLookupResult = { folderId: string; envId: string; secret?: SecretWithPlace } | undefined;
 
+/** A get-by-name answer row (`f_id`, `e_id`, packed secret `p` or null) of the single or batched statement. */
+function lookupResult(r: Raw): NonNullable<NameLookupResult> {
+  const p = r.p as unknown[] | null;
+  return { folderId: r.f_id as string, envId: r.e_id as string, secret: p ? fromPlaced(p) : undefined };
+}
+
 export async function findSharedSecretsByName(
   run: Prepared,
   qs: readonly NameLookup[],
@@ -187,14 +193,7 @@ export async function findSharedSecretsByName(
   );
   const rows = await run(GET_SHARED_MANY, [arg]);
   const out: NameLookupResult[] = new Array(qs.length).fill(undefined);
-  for (const r of rows) {
-    const p = r.p as unknown[] | null;
-    out[r.i as number] = {
-      folderId: r.f_id as string,
-      envId: r.e_id as string,
-      secret: p ? fromPlaced(p) : undefined,
-    };
-  }
+  for (const r of rows) out[r.i as number] = lookupResult(r);
   return out;
 }
 
@@ -210,9 +209,7 @@ export async function findSecretByName(
   const base = [q.projectId, q.environment, q.path, q.key];
   const rows = q.personalOf ? await run(GET_PERSONAL, [...base, q.personalOf]) : await run(GET_SHARED, base);
   const r = rows[0];
-  if (!r) return undefined;
-  const p = r.p as unknown[] | null;
-  return { folderId: r.f_id as string, envId: r.e_id as string, secret: p ? fromPlaced(p) : undefined };
+  return r ? lookupResult(r) : undefined;
 }
 
 export async function findSecretById(ex: Executor, id: string) {
