@@ -80,7 +80,6 @@ const log = (s: string) =>
 const PREFIX = "BENCH_";
 
 async function main() {
-  const started = Date.now();
   const dbUrl = process.env.DATABASE_URL || undefined;
   const redisUrl = process.env.REDIS_URL || undefined;
   const m = machine(dbUrl ? "postgres" : "pglite", Boolean(redisUrl), args.quick ? "quick" : "full");
@@ -166,7 +165,7 @@ async function main() {
     const load: Worker = startWorker(join(BENCH_DIR, "workers/load-worker.ts"));
     const receivers: Worker = startWorker(join(BENCH_DIR, "workers/sse-receivers.ts"));
     cleanups.push(async () => void (await Promise.all([load.stop(), receivers.stop()])));
-    log(`  up after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    log(`  up after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
     const world: World = await setupWorld(ferry.url);
     // Which features are registered in src/app.ts yet (404 = not there; any other answer = there).
@@ -278,7 +277,7 @@ async function main() {
   const full: Results = { ...results, targets: targets(results) };
   const md = markdown(full);
   process.stdout.write(`${md}\n`);
-  log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   if (!args["no-save"]) {
     const dir = join(BENCH_DIR, "results");
     mkdirSync(dir, { recursive: true });
