@@ -78,6 +78,20 @@ type J = {
   };
 };
 
+/** Waits until no run of the sync is queued or running, so the next job id is the change's. */
+async function waitForIdle(w: World, dest: string, id: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  // Change notifications are collected for a moment before they queue a run: let them land.
+  await sleep(300);
+  for (;;) {
+    const s = (await api<J>(w.base, "GET", `/api/v1/secret-syncs/${dest}/${id}`, undefined, w.token))
+      .secretSync;
+    if (s.syncStatus === "succeeded" || s.syncStatus === "failed") return s;
+    if (Date.now() > deadline) throw new Error(`${dest} sync ${id} stayed ${s.syncStatus}`);
+    await sleep(25);
+  }
+}
+
 async function waitForRun(w: World, dest: string, id: string, afterJob: string | null, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -183,6 +197,9 @@ export async function syncSuite(o: SyncOptions): Promise<SyncFigure[]> {
         status: s.syncStatus ?? "",
       });
     }
+    // A run already queued (the seed's last change notifications can land just after the sync is
+    // created) must finish first, and the run to wait for is the one after the newest job.
+    for (const m of made) m.job = (await waitForIdle(w, m.slug, m.id, 120_000)).lastSyncJobId;
     // One change wakes both syncs; each fake only sees its own sync's calls.
     for (const m of made) m.fake.clearCalls();
     const t1 = nowMs();
