@@ -211,29 +211,28 @@ async function main() {
     }
     if (only.has("api")) {
       log("secret API…");
-      results.api = await profiled("api", ferry, () =>
-        secretApiSuite({
-          world,
-          ferry,
-          bare,
-          load,
-          names,
-          prefix: PREFIX,
-          reps: P.reps,
-          durationS: P.durationS,
-          connections: P.conns,
-          log,
-          seedNames: async (count) => {
-            const more = Array.from({ length: count }, (_, i) => `${PREFIX}${names.length + i}`);
-            const t = Date.now();
-            await seedSecrets(world, "dev", "/", more, (n) => `value-of-${n}-${"x".repeat(16)}`, 1_000);
-            log(
-              `  seeded ${count} more secrets for the delete runs in ${((Date.now() - t) / 1000).toFixed(1)} s`,
-            );
-            return more;
-          },
-        }),
-      );
+      results.api = await secretApiSuite({
+        world,
+        ferry,
+        bare,
+        load,
+        names,
+        prefix: PREFIX,
+        reps: P.reps,
+        durationS: P.durationS,
+        connections: P.conns,
+        log,
+        seedNames: async (count) => {
+          const more = Array.from({ length: count }, (_, i) => `${PREFIX}${names.length + i}`);
+          const t = Date.now();
+          await seedSecrets(world, "dev", "/", more, (n) => `value-of-${n}-${"x".repeat(16)}`, 1_000);
+          log(
+            `  seeded ${count} more secrets for the delete runs in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+          );
+          return more;
+        },
+        profiled: (name, fn) => profiled(name, ferry, fn),
+      });
     }
     if (only.has("fanout")) {
       if (!hasEvents) skipped.push("fan-out: the events route is not registered yet");

@@ -53,6 +53,8 @@ export interface ApiOptions {
    * set-up: before the delete phase the list is topped up to DELETE_NAMES_PER_S per run-second.
    */
   seedNames?: (count: number) => Promise<string[]>;
+  /** With --profile: wraps the last Ferry run of each phase (op × connections), so seeding stays out. */
+  profiled?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
 }
 
 /** Names per second of each measured delete run (above Ferry's delete rate on either backend here). */
@@ -79,6 +81,8 @@ export async function secretApiSuite(o: ApiOptions): Promise<ApiFigure[]> {
   const bareNames = (count: number) => Array.from({ length: count }, (_, i) => `${o.prefix}${i}`);
   const run = (job: Omit<LoadJob, "durationS">, durationS = o.durationS) =>
     o.load.call<LoadResult>({ cmd: "run", job: { ...job, durationS } });
+  const ferryRun = (phase: string, r: number, job: Omit<LoadJob, "durationS">) =>
+    o.profiled && r === o.reps - 1 ? o.profiled(`api-${phase}`, () => run(job)) : run(job);
   // Unmeasured first runs: JIT, connection pools and database caches warm up on both sides alike.
   const warmS = Math.max(0.5, o.durationS / 2);
   const query = `workspaceId=${w.projectId}&environment=dev&secretPath=%2F`;
@@ -107,7 +111,7 @@ export async function secretApiSuite(o: ApiOptions): Promise<ApiFigure[]> {
         }),
       );
       ferry.push(
-        await run({
+        await ferryRun(`get-c${c}`, r, {
           url: w.base,
           method: "GET",
           headers: auth,
@@ -177,7 +181,7 @@ export async function secretApiSuite(o: ApiOptions): Promise<ApiFigure[]> {
       const share = Math.floor(live.length / runsLeft);
       runsLeft--;
       const batch = live.splice(live.length - share, share);
-      const res = await run({
+      const res = await ferryRun(`delete-c${c}`, r, {
         url: w.base,
         method: "DELETE",
         headers: delHeaders,
