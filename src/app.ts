@@ -48,7 +48,7 @@ import { tagRoutes } from "./http/routes/tags.js";
 import { createKeyring } from "./lib/crypto/keyring.js";
 import { newRequestId } from "./lib/ids.js";
 import { createInvalidationChannel } from "./lib/invalidation.js";
-import { loggerOptions } from "./lib/logger.js";
+import { lazyChildLogger, loggerOptions } from "./lib/logger.js";
 
 export type BuildOptions = {
   /** Use an in-memory PGlite instead of DATA_DIR (tests). Ignored when DATABASE_URL is set. */
@@ -173,6 +173,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // ---- HTTP ----
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
+    // request.log is made on first use (see lazyChildLogger): most requests never log.
+    childLoggerFactory: lazyChildLogger as never,
     genReqId: newRequestId,
     requestIdHeader: false,
     trustProxy: config.TRUST_PROXY,

@@ -51,6 +51,10 @@ describe("log redaction", () => {
 
     const all = lines.join("\n");
     expect(lines.length).toBeGreaterThan(10); // request logging really was on
+    // Request lines come from each request's own (lazily made) logger, bound to its id.
+    const incoming = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === "incoming request");
+    expect(incoming.length).toBeGreaterThan(3);
+    expect(new Set(incoming.map((l) => l.reqId)).size).toBe(incoming.length);
     for (const secret of [password, w.adminToken, i.token, i.clientSecret, renewed.accessToken]) {
       expect(all).not.toContain(secret);
     }
