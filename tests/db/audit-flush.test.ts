@@ -48,4 +48,59 @@ describe("audit log batches", () => {
     await audit.flush();
     expect(await count()).toBe(130);
   });
+
+  it("writes every field as queued, stamped with the time of the read; a NUL cannot fail the batch", async () => {
+    const actor = {
+      type: "identity" as const,
+      id: "3f4b2a9c-0d1e-4f5a-8b6c-7d8e9f0a1b2c",
+      name: "reader",
+      orgId: "0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e",
+      ip: "10.0.0.7",
+      userAgent: "InfisicalCLI/0.40",
+    };
+    const readAt = Date.now();
+    audit.recordLater({
+      eventType: "get-secrets",
+      actor,
+      projectId: "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d",
+      resource: { environment: "dev", secretPath: "/a", numberOfSecrets: 3, nested: { ok: true } },
+    });
+    audit.recordLater({
+      eventType: "get-secret",
+      actor: null,
+      resource: { secretName: "A\\u0000B", other: "x\u0000y" },
+      outcome: "failure",
+    });
+    await new Promise((ok) => setTimeout(ok, 20));
+    await audit.flush();
+    const rows = (
+      await dbh.query<Record<string, unknown>>(
+        `SELECT org_id, project_id, actor_type, actor_id, actor_name, event_type, resource, ip, user_agent, outcome,
+           extract(epoch FROM created_at) * 1000 AS at
+         FROM audit_logs WHERE event_type IN ('get-secrets') OR resource ? 'other' ORDER BY event_type DESC`,
+      )
+    ).rows;
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatchObject({
+      org_id: actor.orgId,
+      project_id: "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d",
+      actor_type: "identity",
+      actor_id: actor.id,
+      actor_name: "reader",
+      event_type: "get-secrets",
+      resource: { environment: "dev", secretPath: "/a", numberOfSecrets: 3, nested: { ok: true } },
+      ip: "10.0.0.7",
+      user_agent: "InfisicalCLI/0.40",
+      outcome: "success",
+    });
+    // Stamped when queued, not when flushed (20 ms later).
+    expect(Math.abs(Number(rows[0]?.at) - readAt)).toBeLessThan(15);
+    // The literal text "\u0000" is kept; the NUL character itself is dropped.
+    expect(rows[1]).toMatchObject({
+      org_id: null,
+      actor_type: "anonymous",
+      outcome: "failure",
+      resource: { secretName: "A\\u0000B", other: "xy" },
+    });
+  });
 });
