@@ -111,12 +111,14 @@ const TAGS_OF_S_TEXT = `(SELECT coalesce(jsonb_agg(jsonb_build_object('id', t.id
 const PLACED_S_TEXT = packedText("s", ["f.path", "e.slug", TAGS_OF_S_TEXT]);
 const PLACED_S = sql.raw(PLACED_S_TEXT);
 
-const fromPlaced = (p: unknown[]): SecretWithPlace => ({
-  ...fromPacked(p),
-  secretPath: p[18] as string,
-  environment: p[19] as string,
-  tags: (p[20] as TagRef[] | null) ?? [],
-});
+/** Adds the place to the row object itself (a spread copy of its 18 fields cost more than the rest). */
+const fromPlaced = (p: unknown[]): SecretWithPlace => {
+  const s = fromPacked(p) as SecretWithPlace;
+  s.secretPath = p[18] as string;
+  s.environment = p[19] as string;
+  s.tags = (p[20] as TagRef[] | null) ?? [];
+  return s;
+};
 
 /** `s.user_id IS NULL OR s.user_id = <caller>`: shared secrets plus only the caller's own overrides. */
 const visibleTo = (userId: string | null) =>
