@@ -84,19 +84,20 @@ type Queued = {
   created_at: Date;
 };
 
+/** `toRow`'s mapping, straight into the queued layout (this runs on every read). */
 function queued(e: AuditEntry): Queued {
-  const r = toRow(e);
+  const a = e.actor;
   return {
-    org_id: r.orgId ?? null,
-    project_id: r.projectId ?? null,
-    actor_type: r.actorType,
-    actor_id: r.actorId ?? null,
-    actor_name: r.actorName ?? null,
-    event_type: r.eventType,
-    resource: (r.resource as Record<string, unknown> | undefined) ?? {},
-    ip: r.ip ?? null,
-    user_agent: r.userAgent ?? null,
-    outcome: r.outcome ?? "success",
+    org_id: e.orgId ?? a?.orgId ?? null,
+    project_id: e.projectId ?? null,
+    actor_type: a?.type ?? "anonymous",
+    actor_id: a?.id ?? null,
+    actor_name: a?.name ?? null,
+    event_type: e.eventType,
+    resource: e.resource ?? {},
+    ip: a?.ip ?? null,
+    user_agent: a?.userAgent ?? null,
+    outcome: e.outcome ?? "success",
     created_at: new Date(),
   };
 }

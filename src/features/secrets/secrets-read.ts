@@ -89,11 +89,8 @@ export function createSecretsReader(deps: {
       const f = { environment, secretPath, secretName };
       return canDescribe(ability, f) && canReadValue(ability, f);
     };
-    return async (s: SecretWithPlace): Promise<SecretView> => {
-      const readable =
-        s.type === "personal" ||
-        (view &&
-          canReadValue(ability, { environment: s.environment, secretPath: s.secretPath, secretName: s.key }));
+    /** Shapes `s` whose readability the caller has already decided. */
+    const shapeAs = async (s: SecretWithPlace, readable: boolean): Promise<SecretView> => {
       const plain = decryptRow(dk, s);
       if (expand && readable && hasReferences(plain.value)) {
         plain.value = await expandReferences(
@@ -104,6 +101,18 @@ export function createSecretsReader(deps: {
       }
       return toView(s, plain, projectId, readable);
     };
+    const shape = (s: SecretWithPlace): Promise<SecretView> =>
+      shapeAs(
+        s,
+        s.type === "personal" ||
+          (view &&
+            canReadValue(ability, {
+              environment: s.environment,
+              secretPath: s.secretPath,
+              secretName: s.key,
+            })),
+      );
+    return { shape, shapeAs };
   }
 
   async function importsOf(folderId: string, shape: (s: SecretWithPlace) => Promise<SecretView>, a: Ability) {
@@ -171,7 +180,7 @@ export function createSecretsReader(deps: {
       });
       const dk = await keyring.key(q.projectId);
       const view = q.viewSecretValue ?? true;
-      const shape = shaper(q.projectId, ability, dk, q.expandSecretReferences ?? false, view);
+      const { shape } = shaper(q.projectId, ability, dk, q.expandSecretReferences ?? false, view);
       const visible = rows.filter((s) =>
         canDescribe(ability, { environment: s.environment, secretPath: s.secretPath, secretName: s.key }),
       );
@@ -204,7 +213,7 @@ export function createSecretsReader(deps: {
       let secret = found.secret;
       if (secret && q.version !== undefined && q.version !== secret.version) secret = undefined;
       const dk = await keyring.key(q.projectId);
-      const shape = shaper(q.projectId, ability, dk, q.expandSecretReferences ?? false, view);
+      const { shape, shapeAs } = shaper(q.projectId, ability, dk, q.expandSecretReferences ?? false, view);
       if (!secret && q.includeImports && !personal) {
         // Slow path only: look through the folder's imports, nearest first.
         const imports = await importsOf(found.folderId, shape, ability);
@@ -219,7 +228,8 @@ export function createSecretsReader(deps: {
           name: "ForbiddenReadSecretError",
         });
       }
-      const out = await shape(secret);
+      // Readability was checked just above (a personal secret is its owner's own).
+      const out = await shapeAs(secret, personal || view);
       recordRead(
         actor,
         q.projectId,
@@ -242,7 +252,7 @@ export function createSecretsReader(deps: {
       };
       assertDescribe(ability, fields);
       const dk = await keyring.key(secret.projectId);
-      const out = await shaper(secret.projectId, ability, dk, false, true)(secret);
+      const out = await shaper(secret.projectId, ability, dk, false, true).shape(secret);
       recordRead(actor, secret.projectId, { ...fields, secretId: secret.id }, "get-secret");
       return out;
     },
