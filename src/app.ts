@@ -7,7 +7,7 @@ import pino, { type Logger } from "pino";
 import type { Config } from "./config.js";
 import { createDb, type DbHandle } from "./db/client.js";
 import { startEmbeddedVacuum } from "./db/embedded-vacuum.js";
-import { createAuditLog } from "./features/audit/audit.js";
+import { createAuditLog, FLUSH_ROWS } from "./features/audit/audit.js";
 import { createAuditQuery } from "./features/audit/audit-query.js";
 import { createAuthService } from "./features/auth/auth-service.js";
 import { createBootstrapService } from "./features/auth/bootstrap-service.js";
@@ -92,7 +92,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     config.ENCRYPTION_KEY_PREVIOUS ? [config.ENCRYPTION_KEY_PREVIOUS] : [],
   );
   const signer = createTokenSigner(config.AUTH_SECRET);
-  const audit = createAuditLog(dbh, log);
+  const audit = createAuditLog(dbh, log, 1000, FLUSH_ROWS[dbh.kind]);
   const invalidation = createInvalidationChannel({ redisUrl: config.REDIS_URL, log });
   const auth = createAuthService({ db, signer });
   const permissions = createPermissionsService({ db });

@@ -49,6 +49,24 @@ describe("audit log batches", () => {
     expect(await count()).toBe(130);
   });
 
+  it("takes its batch size from the caller (PostgreSQL writes bigger batches)", async () => {
+    const small = createAuditLog(dbh, log, 3_600_000, 5);
+    const n = async () =>
+      Number(
+        (
+          await dbh.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM audit_logs WHERE event_type = 'small'",
+          )
+        ).rows[0]?.n,
+      );
+    for (let i = 0; i < 4; i++) small.recordLater({ eventType: "small", actor: null });
+    await new Promise((ok) => setTimeout(ok, 50));
+    expect(await n()).toBe(0);
+    small.recordLater({ eventType: "small", actor: null });
+    await expect.poll(n, { timeout: 5_000 }).toBe(5);
+    await small.close();
+  });
+
   it("writes every field as queued, stamped with the time of the read; a NUL cannot fail the batch", async () => {
     const actor = {
       type: "identity" as const,
