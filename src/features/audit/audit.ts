@@ -60,34 +60,25 @@ export interface AuditLog {
 
 /**
  * A batch is ONE json parameter (an array of records), expanded by json_to_recordset: the statement
- * text does not grow with the batch, and building it is one JSON.stringify. (Array parameters, one per
- * column, were escaped element by element by node-postgres: on the bench's cached read that was the
- * largest allocation after the request logger.)
+ * text does not grow with the batch. (Array parameters, one per column, were escaped element by element
+ * by node-postgres: on the bench's cached read that was the largest allocation after the request
+ * logger.) Each record is serialised when it is queued, so a flush only joins strings: serialising a
+ * 1,000-record batch at once held the event loop for ~3 ms, and queued strings cost the garbage
+ * collector less than queued objects.
  */
 const FLUSH_SQL = `INSERT INTO audit_logs (org_id, project_id, actor_type, actor_id, actor_name, event_type, resource, ip, user_agent, outcome, created_at)
   SELECT org_id, project_id, actor_type, actor_id, actor_name, event_type, coalesce(resource, '{}'), ip, user_agent, outcome, created_at
   FROM json_to_recordset($1::json)
     AS t(org_id uuid, project_id uuid, actor_type text, actor_id text, actor_name text, event_type text, resource jsonb, ip text, user_agent text, outcome text, created_at timestamptz)`;
 
-/** A queued read record, keyed by its column names (the json_to_recordset layout), stamped when read. */
-type Queued = {
-  org_id: string | null;
-  project_id: string | null;
-  actor_type: string;
-  actor_id: string | null;
-  actor_name: string | null;
-  event_type: string;
-  resource: Record<string, unknown>;
-  ip: string | null;
-  user_agent: string | null;
-  outcome: string;
-  created_at: Date;
-};
-
-/** `toRow`'s mapping, straight into the queued layout (this runs on every read). */
-function queued(e: AuditEntry): Queued {
+/**
+ * A read record as one JSON object keyed by its column names (the json_to_recordset layout), stamped
+ * when read. PostgreSQL text cannot hold NUL, so a NUL that slipped into a name or header is dropped
+ * here rather than failing the whole batch (over and over, on each retry).
+ */
+function queued(e: AuditEntry): string {
   const a = e.actor;
-  return {
+  const record = {
     org_id: e.orgId ?? a?.orgId ?? null,
     project_id: e.projectId ?? null,
     actor_type: a?.type ?? "anonymous",
@@ -100,16 +91,9 @@ function queued(e: AuditEntry): Queued {
     outcome: e.outcome ?? "success",
     created_at: new Date(),
   };
-}
-
-/**
- * The batch as the statement's parameter. PostgreSQL text cannot hold NUL, so a NUL that slipped into
- * a name or header is dropped here rather than failing the whole batch (over and over, on each retry).
- */
-function flushParam(batch: Queued[]): string {
-  const json = JSON.stringify(batch);
+  const json = JSON.stringify(record);
   if (!json.includes("\\u0000")) return json;
-  return JSON.stringify(batch, (_k, v: unknown) => (typeof v === "string" ? v.replaceAll("\0", "") : v));
+  return JSON.stringify(record, (_k, v: unknown) => (typeof v === "string" ? v.replaceAll("\0", "") : v));
 }
 
 /**
@@ -130,7 +114,7 @@ export function createAuditLog(
   flushMs = 1000,
   flushRows: number = FLUSH_ROWS.pglite,
 ): AuditLog {
-  let queue: Queued[] = [];
+  let queue: string[] = [];
   let flushing: Promise<void> | null = null;
 
   const flush = async (): Promise<void> => {
@@ -139,7 +123,7 @@ export function createAuditLog(
     const batch = queue;
     queue = [];
     flushing = dbh
-      .query(FLUSH_SQL, [flushParam(batch)])
+      .query(FLUSH_SQL, [`[${batch.join(",")}]`])
       .then(() => undefined)
       .catch((err: Error) => {
         log.error({ err: err.message, lost: batch.length }, "audit flush failed; records re-queued");
