@@ -7,9 +7,10 @@ import type { LoadResult } from "../workers/load-worker.js";
 /**
  * Event fan-out. For each N and each run, interleaved: the bare node:http SSE server, then Ferry (then,
  * with Redis and PostgreSQL, Ferry with the write on instance A and the subscribers on instance B).
- * Each measurement: GC, RSS, open N streams from the receiver process, GC, RSS, then M writes one at a
- * time: the driver records the time before each write and waits until all N streams have the event;
- * the receivers record each arrival; latency = arrival − write time.
+ * Each measurement: GC, RSS, open N streams from the receiver process, then M writes one at a time:
+ * the driver records the time before each write and waits until all N streams have the event; the
+ * receivers record each arrival; latency = arrival − write time. Then (other requests, see below) GC
+ * and RSS again, with the N streams idle: RSS per subscriber = the difference ÷ N.
  * At the largest N, Ferry's runs also time other API requests (reads at a fixed rate) while updates fan
  * out to the N streams, against the same load and writes with no stream open.
  */
@@ -96,7 +97,6 @@ async function measure(
     600_000,
   );
   await sleep(500);
-  const after = await rssAfterGc(server);
   const sent = new Map<string, number>();
   const writeMs: number[] = [];
   let missing = 0;
@@ -122,6 +122,10 @@ async function measure(
     const lat: number[] = [];
     for (const [key, t0] of sent) for (const t of arrivals[key] ?? []) lat.push(t - t0);
     if (rest) await rest();
+    // RSS is read last, with the streams idle again: the full GC it forces shrinks the heap to its live
+    // size, and V8 then ran its next major GC (10–13 ms pauses with 10,000 streams open) about a second
+    // later, in the middle of the latency measurements when the reading came before them.
+    const after = await rssAfterGc(server);
     const s = latencySummary(lat);
     return {
       p50: s.p50,
