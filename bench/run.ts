@@ -99,12 +99,21 @@ async function main() {
   });
 
   const cleanups: (() => Promise<void>)[] = [];
-  const cleanup = async () => {
-    for (const c of cleanups.splice(0).reverse())
-      await c().catch((e: unknown) => log(`cleanup: ${String(e)}`));
+  // One cleanup, however many ask for it: a signal and the failure it causes both wait for the same one.
+  let cleaning: Promise<void> | undefined;
+  const cleanup = () => {
+    cleaning ??= (async () => {
+      for (const c of cleanups.splice(0).reverse())
+        await c().catch((e: unknown) => log(`cleanup: ${String(e)}`));
+    })();
+    return cleaning;
   };
+  // Interrupted (Ctrl-C, or a timeout's SIGTERM): stop the children and drop the scratch database.
   process.once("SIGINT", () => {
     void cleanup().then(() => process.exit(130));
+  });
+  process.once("SIGTERM", () => {
+    void cleanup().then(() => process.exit(143));
   });
 
   const results: Omit<Results, "targets"> = { machine: m, skipped };
