@@ -166,7 +166,7 @@ export function markdown(r: Results): string {
     for (const f of r.fanout) {
       if (!f.otherRequests) continue;
       out.push(
-        `Other API requests (GET by name, 100 req/s) p99 during fan-out to N=${f.n}: ${ms(f.otherRequests.with)} ms, ` +
+        `Other API requests (GET by name, ${f.otherRequests.ratePerS} req/s) p99 during fan-out to N=${f.n}: ${ms(f.otherRequests.with)} ms, ` +
           `without: ${ms(f.otherRequests.without)} ms, ratio ${ratio(f.otherRequests.ratio)}.`,
         "",
       );
