@@ -78,36 +78,41 @@ type J = {
   };
 };
 
-/** Waits until no run of the sync is queued or running, so the next job id is the change's. */
-async function waitForIdle(w: World, dest: string, id: string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  // Change notifications are collected for a moment before they queue a run: let them land.
-  await sleep(300);
+/**
+ * Polls the sync until `done` holds for its status. The poll interval grows with the wait (25 ms up to
+ * 200 ms, at most 1/20 of the time waited so far): every poll is a request and a query on the server
+ * being measured, and on embedded PGlite 40 polls a second took ~15% of the event loop from the sync.
+ */
+async function pollSync(
+  w: World,
+  dest: string,
+  id: string,
+  timeoutMs: number,
+  done: (s: J["secretSync"]) => boolean,
+) {
+  const start = Date.now();
   for (;;) {
     const s = (await api<J>(w.base, "GET", `/api/v1/secret-syncs/${dest}/${id}`, undefined, w.token))
       .secretSync;
-    if (s.syncStatus === "succeeded" || s.syncStatus === "failed") return s;
-    if (Date.now() > deadline) throw new Error(`${dest} sync ${id} stayed ${s.syncStatus}`);
-    await sleep(25);
+    if (done(s)) return s;
+    if (Date.now() - start > timeoutMs)
+      throw new Error(`${dest} sync ${id} did not finish (status ${s.syncStatus})`);
+    await sleep(Math.min(200, Math.max(25, (Date.now() - start) / 20)));
   }
 }
 
-/**
- * Polls the sync until its run is done. The poll interval grows with the wait (25 ms up to 200 ms, at
- * most 1/20 of the time waited so far): every poll is a request and a query on the server being
- * measured, and on embedded PGlite 40 polls a second took ~15% of the event loop from the sync itself.
- */
-async function waitForRun(w: World, dest: string, id: string, afterJob: string | null, timeoutMs: number) {
-  const start = Date.now();
-  const deadline = start + timeoutMs;
-  for (;;) {
-    const s = (await api<J>(w.base, "GET", `/api/v1/secret-syncs/${dest}/${id}`, undefined, w.token))
-      .secretSync;
-    const done = s.syncStatus === "succeeded" || s.syncStatus === "failed";
-    if (done && s.lastSyncJobId !== afterJob) return s;
-    if (Date.now() > deadline) throw new Error(`${dest} sync ${id} did not finish (status ${s.syncStatus})`);
-    await sleep(Math.min(200, Math.max(25, (Date.now() - start) / 20)));
-  }
+const finished = (s: J["secretSync"]) => s.syncStatus === "succeeded" || s.syncStatus === "failed";
+
+/** Waits until no run of the sync is queued or running, so the next job id is the change's. */
+async function waitForIdle(w: World, dest: string, id: string, timeoutMs: number) {
+  // Change notifications are collected for a moment before they queue a run: let them land.
+  await sleep(300);
+  return pollSync(w, dest, id, timeoutMs, finished);
+}
+
+/** Waits for a run after `afterJob` to finish. */
+function waitForRun(w: World, dest: string, id: string, afterJob: string | null, timeoutMs: number) {
+  return pollSync(w, dest, id, timeoutMs, (s) => finished(s) && s.lastSyncJobId !== afterJob);
 }
 
 export interface SyncOptions {
