@@ -77,18 +77,18 @@ const FLUSH_SQL = `INSERT INTO audit_logs (org_id, project_id, actor_type, actor
  * here rather than failing the whole batch (over and over, on each retry).
  */
 function queued(e: AuditEntry): string {
-  const a = e.actor;
+  const r = toRow(e);
   const record = {
-    org_id: e.orgId ?? a?.orgId ?? null,
-    project_id: e.projectId ?? null,
-    actor_type: a?.type ?? "anonymous",
-    actor_id: a?.id ?? null,
-    actor_name: a?.name ?? null,
-    event_type: e.eventType,
-    resource: e.resource ?? {},
-    ip: a?.ip ?? null,
-    user_agent: a?.userAgent ?? null,
-    outcome: e.outcome ?? "success",
+    org_id: r.orgId,
+    project_id: r.projectId,
+    actor_type: r.actorType,
+    actor_id: r.actorId,
+    actor_name: r.actorName,
+    event_type: r.eventType,
+    resource: r.resource,
+    ip: r.ip,
+    user_agent: r.userAgent,
+    outcome: r.outcome,
     created_at: new Date(),
   };
   const json = JSON.stringify(record);
