@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SignJWT } from "jose";
@@ -42,6 +42,22 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/**
+ * The node flags of `npm start` (everything between `node` and `src/main.ts`, such as the young
+ * generation's size), so that the benchmark runs Ferry exactly as a user starts it.
+ */
+export function startNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+    scripts: { start: string };
+  };
+  const [cmd, ...args] = pkg.scripts.start.trim().split(/\s+/);
+  const script = args.pop();
+  if (cmd !== "node" || script !== "src/main.ts") {
+    throw new Error(`package.json "start" is not "node <flags> src/main.ts": ${pkg.scripts.start}`);
+  }
+  return args;
+}
+
 export async function startFerry(
   name: string,
   e: FerryEnv,
@@ -51,6 +67,7 @@ export async function startFerry(
   return startServer({
     name,
     script: join(REPO_ROOT, "src/main.ts"),
+    nodeFlags: startNodeFlags(),
     readyPath: "/api/status",
     cpuProfDir,
     inspect: true,

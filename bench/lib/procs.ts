@@ -67,6 +67,8 @@ export interface StartOptions {
   timeoutMs?: number;
   /** Open the DevTools inspector on a loopback port (used only to force a GC before RSS readings). */
   inspect?: boolean;
+  /** Node's own flags, before the script (default: `--import tsx`). */
+  nodeFlags?: string[];
 }
 
 /** Starts a TypeScript server script with tsx on a free loopback port and waits until it answers. */
@@ -77,11 +79,15 @@ export async function startServer(o: StartOptions): Promise<ServerChild> {
     : [];
   const inspectPort = o.inspect ? await freePort() : undefined;
   const inspect = inspectPort ? [`--inspect=127.0.0.1:${inspectPort}`] : [];
-  const proc = spawn(process.execPath, ["--import", "tsx", ...inspect, ...prof, o.script], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...o.env, HOST: "127.0.0.1", PORT: String(port) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const proc = spawn(
+    process.execPath,
+    [...(o.nodeFlags ?? ["--import", "tsx"]), ...inspect, ...prof, o.script],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...o.env, HOST: "127.0.0.1", PORT: String(port) },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let out = "";
   const keep = (d: Buffer) => {
     out = (out + d.toString()).slice(-20_000);
