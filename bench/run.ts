@@ -7,6 +7,7 @@ import {
   seedSecrets,
   setupWorld,
   startFerry,
+  startNodeFlags,
   tempDir,
   type World,
 } from "./lib/ferry.js";
@@ -82,7 +83,12 @@ const PREFIX = "BENCH_";
 async function main() {
   const dbUrl = process.env.DATABASE_URL || undefined;
   const redisUrl = process.env.REDIS_URL || undefined;
-  const m = machine(dbUrl ? "postgres" : "pglite", Boolean(redisUrl), args.quick ? "quick" : "full");
+  const m = machine(
+    dbUrl ? "postgres" : "pglite",
+    Boolean(redisUrl),
+    args.quick ? "quick" : "full",
+    startNodeFlags(),
+  );
   log(
     `ferry bench (${m.mode}): ${m.cpuModel}, ${m.cores} cores, db ${m.db}${redisUrl ? " + redis" : ""}, load ${m.loadAverageAtStart.join(" ")}`,
   );

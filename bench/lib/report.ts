@@ -19,9 +19,16 @@ export interface Machine {
   loadAverageAtStart: number[];
   fdLimit: string;
   commit?: string;
+  /** Ferry's node flags (those of `npm start`). */
+  ferryNodeFlags: string[];
 }
 
-export function machine(db: Machine["db"], redis: boolean, mode: Machine["mode"]): Machine {
+export function machine(
+  db: Machine["db"],
+  redis: boolean,
+  mode: Machine["mode"],
+  ferryNodeFlags: string[],
+): Machine {
   let fdLimit = "unknown";
   let commit: string | undefined;
   try {
@@ -49,6 +56,7 @@ export function machine(db: Machine["db"], redis: boolean, mode: Machine["mode"]
     loadAverageAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
     fdLimit,
     commit,
+    ferryNodeFlags,
   };
 }
 
@@ -115,7 +123,7 @@ export function markdown(r: Results): string {
   out.push(
     `**${m.date.slice(0, 10)}**, ${m.mode} run: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, Node ${m.node}, ` +
       `${m.db === "pglite" ? "embedded PGlite" : "PostgreSQL"}${m.redis ? " + Redis" : ""}, ` +
-      `load average at start ${m.loadAverageAtStart.join(" / ")}. Figures: median (min–max) over interleaved runs; ratios run by run.`,
+      `load average at start ${m.loadAverageAtStart.join(" / ")}, Ferry started as \`node ${m.ferryNodeFlags.join(" ")}\`. Figures: median (min–max) over interleaved runs; ratios run by run.`,
     "",
   );
   if (r.api?.length) {
