@@ -60,6 +60,11 @@ export interface ApiOptions {
 /** Names per second of each measured delete run (above Ferry's delete rate on either backend here). */
 const DELETE_NAMES_PER_S = 4_000;
 
+/** `push(...items)` passes every item as an argument: a full run's 200,000 names overflow the stack. */
+function append<T>(to: T[], items: readonly T[]): void {
+  for (const x of items) to.push(x);
+}
+
 function side(runs: LoadResult[]): Side {
   return {
     rps: spread(runs.map((r) => r.rps)),
@@ -137,7 +142,7 @@ export async function secretApiSuite(o: ApiOptions): Promise<ApiFigure[]> {
   const deleteRuns = o.connections.length * o.reps;
   const warmNames = Math.ceil(warmS * DELETE_NAMES_PER_S);
   const needed = Math.ceil(deleteRuns * o.durationS * DELETE_NAMES_PER_S) + warmNames;
-  if (o.seedNames && live.length < needed) live.push(...(await o.seedNames(needed - live.length)));
+  if (o.seedNames && live.length < needed) append(live, await o.seedNames(needed - live.length));
   const delBody = JSON.stringify({ projectId: w.projectId, environment: "dev", secretPath: "/" });
   const delHeaders = { ...auth, "content-type": "application/json" };
   const ferryDel = (names: string[]) => names.map((n) => `/api/v4/secrets/${encodeURIComponent(n)}`);
@@ -167,7 +172,7 @@ export async function secretApiSuite(o: ApiOptions): Promise<ApiFigure[]> {
     },
     warmS,
   );
-  live.push(...warmBatch.slice(warm.issued));
+  append(live, warmBatch.slice(warm.issued));
   let runsLeft = deleteRuns;
   for (const c of o.connections) {
     const ferry: LoadResult[] = [];
@@ -198,7 +203,7 @@ export async function secretApiSuite(o: ApiOptions): Promise<ApiFigure[]> {
       });
       ferry.push(res);
       // Names handed out but never answered may or may not be gone: they are not reused either way.
-      live.push(...batch.slice(res.issued));
+      append(live, batch.slice(res.issued));
       o.log(
         `  delete c=${c} run ${r + 1}: bare ${bare.at(-1)?.rps.toFixed(0)} req/s, ferry ${res.rps.toFixed(0)} req/s`,
       );
