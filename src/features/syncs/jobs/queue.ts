@@ -41,18 +41,44 @@ const QUEUE = SYNC_QUEUE;
  * pg-boss talks through `executeSql(text, values)`. PGlite's `query` runs one statement over the
  * extended protocol, so pg-boss's parameterless multi-statement scripts (schema creation, migrations)
  * must go through `exec` instead.
+ *
+ * Statements in flight are tracked so that `stop()` can wait for them: pg-boss completes or fails a job
+ * without awaiting the statement (a floating promise), so one that reached a closed database would be
+ * an unhandled rejection. Once the queue has stopped, a late statement (from a handler that outlived
+ * the drain) is skipped and logged instead.
  */
-function bossDb(dbh: DbHandle) {
+function bossDb(dbh: DbHandle, log: Logger) {
+  const inFlight = new Set<Promise<unknown>>();
+  let closed = false;
   return {
-    async executeSql(text: string, values?: unknown[]) {
-      if (dbh.kind === "pglite" && (!values || values.length === 0) && /;\s*\S/.test(text)) {
-        await dbh.exec(text);
+    inFlight,
+    close() {
+      closed = true;
+    },
+    async executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
+      if (closed) {
+        log.warn({ statement: text.slice(0, 60) }, "job queue stopped; a late pg-boss statement was skipped");
         return { rows: [] };
       }
-      return dbh.query(text, values ?? []);
+      const run = (async () => {
+        if (dbh.kind === "pglite" && (!values || values.length === 0) && /;\s*\S/.test(text)) {
+          await dbh.exec(text);
+          return { rows: [] };
+        }
+        return dbh.query(text, values ?? []);
+      })();
+      inFlight.add(run);
+      try {
+        return await run;
+      } finally {
+        inFlight.delete(run);
+      }
     },
   };
 }
+
+/** How long `stop()` waits for job handlers still running after pg-boss's own graceful stop. */
+const HANDLER_DRAIN_MS = 30_000;
 
 export function createJobQueue(opts: {
   dbh: DbHandle;
@@ -60,16 +86,22 @@ export function createJobQueue(opts: {
   /** A run not finished after this long is presumed dead and retried (its sync lock stops overlap). */
   expireSeconds: number;
   concurrency: number;
+  /** pg-boss's graceful stop: how long it waits for running jobs before failing them (min 1 s). */
+  stopTimeoutMs?: number;
 }): JobQueue {
   const { dbh, log } = opts;
+  const db = bossDb(dbh, log);
+  /** Job handlers running now: `stop()` waits for them before the database can close. */
+  const running = new Set<Promise<void>>();
   const boss = new PgBoss({
-    db: bossDb(dbh),
+    db,
     schedule: false,
     supervise: true,
     maintenanceIntervalSeconds: Math.max(1, Math.min(60, Math.floor(opts.expireSeconds / 2))),
   });
   boss.on("error", (err) => log.warn({ err: err.message }, "job queue error"));
   let started: Promise<void> | undefined;
+  let stopped = false;
   let workerIds: string[] = [];
 
   async function ready() {
@@ -89,6 +121,7 @@ export function createJobQueue(opts: {
 
   return {
     async enqueue(job, o = {}) {
+      if (stopped) throw new Error("the job queue has stopped");
       await ready();
       const key = `${job.action}:${job.syncId}`;
       return boss.send(QUEUE, job, {
@@ -109,16 +142,49 @@ export function createJobQueue(opts: {
       for (let i = 0; i < opts.concurrency; i++) {
         workerIds.push(
           await boss.work<SyncJob>(QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
-            for (const j of jobs) await handler(j.data, j.id);
+            const run = (async () => {
+              for (const j of jobs) await handler(j.data, j.id);
+            })();
+            running.add(run);
+            try {
+              await run;
+            } finally {
+              running.delete(run);
+            }
           }),
         );
       }
     },
     async stop() {
+      stopped = true;
       if (!started) return;
       await started.catch(() => undefined);
       workerIds = [];
-      await boss.stop({ graceful: true, wait: true, close: false, timeout: 10_000 });
+      await boss.stop({ graceful: true, wait: true, close: false, timeout: opts.stopTimeoutMs ?? 10_000 });
+      // pg-boss stops waiting for running jobs after its timeout (and marks them failed), and a fetch
+      // already in flight when its workers stopped still hands its job to a handler. Wait for those
+      // handlers and for the statements they lead to (pg-boss does not await a job's completion),
+      // until nothing is left or the drain time is up.
+      const deadline = Date.now() + HANDLER_DRAIN_MS;
+      for (;;) {
+        await new Promise<void>((ok) => setImmediate(ok));
+        const pending = [...running, ...db.inFlight];
+        if (pending.length === 0) break;
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          log.warn({ running: running.size }, "job handlers still running after the queue stopped");
+          break;
+        }
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.allSettled(pending),
+          new Promise<void>((ok) => {
+            timer = setTimeout(ok, left);
+          }),
+        ]);
+        clearTimeout(timer);
+      }
+      db.close();
     },
   };
 }
