@@ -77,8 +77,12 @@ function bossDb(dbh: DbHandle, log: Logger) {
   };
 }
 
-/** How long `stop()` waits for job handlers still running after pg-boss's own graceful stop. */
-const HANDLER_DRAIN_MS = 30_000;
+/**
+ * How long `stop()` waits for job handlers still running after pg-boss's own graceful stop (10 s). Runs
+ * honour the shutdown signal, so this mostly covers a job fetched just as the workers stopped; the two
+ * together stay inside main.ts's 20 s shutdown limit.
+ */
+const HANDLER_DRAIN_MS = 5_000;
 
 export function createJobQueue(opts: {
   dbh: DbHandle;
