@@ -47,6 +47,16 @@ const QUEUE = SYNC_QUEUE;
  * an unhandled rejection. Once the queue has stopped, a late statement (from a handler that outlived
  * the drain) is skipped and logged instead.
  */
+/** Keeps `p` in `set` until it settles, so a shutdown can wait for whatever is still running. */
+async function tracked<T>(set: Set<Promise<unknown>>, p: Promise<T>): Promise<T> {
+  set.add(p);
+  try {
+    return await p;
+  } finally {
+    set.delete(p);
+  }
+}
+
 function bossDb(dbh: DbHandle, log: Logger) {
   const inFlight = new Set<Promise<unknown>>();
   let closed = false;
@@ -60,19 +70,16 @@ function bossDb(dbh: DbHandle, log: Logger) {
         log.warn({ statement: text.slice(0, 60) }, "job queue stopped; a late pg-boss statement was skipped");
         return { rows: [] };
       }
-      const run = (async () => {
-        if (dbh.kind === "pglite" && (!values || values.length === 0) && /;\s*\S/.test(text)) {
-          await dbh.exec(text);
-          return { rows: [] };
-        }
-        return dbh.query(text, values ?? []);
-      })();
-      inFlight.add(run);
-      try {
-        return await run;
-      } finally {
-        inFlight.delete(run);
-      }
+      return tracked(
+        inFlight,
+        (async () => {
+          if (dbh.kind === "pglite" && (!values || values.length === 0) && /;\s*\S/.test(text)) {
+            await dbh.exec(text);
+            return { rows: [] };
+          }
+          return dbh.query(text, values ?? []);
+        })(),
+      );
     },
   };
 }
@@ -96,7 +103,7 @@ export function createJobQueue(opts: {
   const { dbh, log } = opts;
   const db = bossDb(dbh, log);
   /** Job handlers running now: `stop()` waits for them before the database can close. */
-  const running = new Set<Promise<void>>();
+  const running = new Set<Promise<unknown>>();
   const boss = new PgBoss({
     db,
     schedule: false,
@@ -146,15 +153,12 @@ export function createJobQueue(opts: {
       for (let i = 0; i < opts.concurrency; i++) {
         workerIds.push(
           await boss.work<SyncJob>(QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
-            const run = (async () => {
-              for (const j of jobs) await handler(j.data, j.id);
-            })();
-            running.add(run);
-            try {
-              await run;
-            } finally {
-              running.delete(run);
-            }
+            await tracked(
+              running,
+              (async () => {
+                for (const j of jobs) await handler(j.data, j.id);
+              })(),
+            );
           }),
         );
       }
