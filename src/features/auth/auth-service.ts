@@ -59,9 +59,14 @@ export function createAuthService(deps: { db: Db; signer: TokenSigner; cacheTtlM
   // cached token row above, so caching changes cost, not outcome.
   const verified = new TtlCache<string, Claims>(60_000, 20_000);
 
-  async function verify(token: string): Promise<Claims> {
+  function verifiedBefore(token: string): Claims | undefined {
     const hit = verified.get(token);
-    if (hit && (hit.exp === undefined || hit.exp * 1000 > Date.now())) return hit;
+    return hit && (hit.exp === undefined || hit.exp * 1000 > Date.now()) ? hit : undefined;
+  }
+
+  async function verify(token: string): Promise<Claims> {
+    const hit = verifiedBefore(token);
+    if (hit) return hit;
     const claims = await signer.verify(token);
     verified.set(token, claims);
     return claims;
@@ -118,40 +123,25 @@ export function createAuthService(deps: { db: Db; signer: TokenSigner; cacheTtlM
     return row ? { kind: "user", ...row } : null;
   }
 
-  async function authenticate(token: string, ip: string, userAgent?: string): Promise<Actor> {
-    const claims = await verify(token);
-    if (claims.authTokenType === "accessToken") {
-      let s = cache.get(claims.sessionId) as CachedSession | undefined;
-      if (!s) {
-        const loaded = await loadSession(claims.sessionId);
-        if (!loaded) throw new AppError("UNAUTHORIZED", "Session not found");
-        s = loaded;
-        cache.set(claims.sessionId, s);
-      }
-      if (s.isRevoked || s.expiresAt.getTime() < Date.now()) {
-        throw new AppError("UNAUTHORIZED", "Session expired or revoked");
-      }
-      return {
-        type: "user",
-        id: s.userId,
-        orgId: s.orgId,
-        name: s.name,
-        orgRole: s.orgRole,
-        tokenId: s.tokenId,
-        authMethod: "email",
-        ip,
-        userAgent,
-      };
+  function sessionActor(s: CachedSession, ip: string, userAgent?: string): Actor {
+    if (s.isRevoked || s.expiresAt.getTime() < Date.now()) {
+      throw new AppError("UNAUTHORIZED", "Session expired or revoked");
     }
+    return {
+      type: "user",
+      id: s.userId,
+      orgId: s.orgId,
+      name: s.name,
+      orgRole: s.orgRole,
+      tokenId: s.tokenId,
+      authMethod: "email",
+      ip,
+      userAgent,
+    };
+  }
 
-    const tokenId = claims.identityAccessTokenId;
-    let t = cache.get(tokenId) as CachedIdentityToken | undefined;
-    if (!t) {
-      const loaded = await loadIdentityToken(tokenId);
-      if (!loaded || loaded.isRevoked) throw new AppError("UNAUTHORIZED", "No identity access token found");
-      t = loaded;
-      if (t.numUsesLimit === 0) cache.set(tokenId, t);
-    }
+  /** The checks every use of an identity token passes (its uses limit aside). */
+  function checkIdentityToken(t: CachedIdentityToken, ip: string): void {
     if (t.isRevoked) throw new AppError("UNAUTHORIZED", "No identity access token found");
     if (!ipAllowed(ip, t.trustedIps)) {
       throw new AppError(
@@ -162,6 +152,64 @@ export function createAuthService(deps: { db: Db; signer: TokenSigner; cacheTtlM
     if (t.ttl > 0 && t.since.getTime() + t.ttl * 1000 < Date.now()) {
       throw new AppError("UNAUTHORIZED", "Failed to authorize MI access token due to TTL expiration");
     }
+  }
+
+  function identityActor(t: CachedIdentityToken, ip: string, userAgent?: string): Actor {
+    return {
+      type: "identity",
+      id: t.identityId,
+      orgId: t.orgId,
+      name: t.name,
+      orgRole: t.orgRole,
+      tokenId: t.tokenId,
+      authMethod: t.authMethod,
+      ip,
+      userAgent,
+    };
+  }
+
+  /**
+   * `authenticate` answered from the caches alone, without a promise: undefined when the JWT or its
+   * token row must be loaded first (then call `authenticate`). Throws exactly as `authenticate` would.
+   * Only tokens without a uses limit are ever cached, so a cached one never needs the counting write.
+   */
+  function authenticateCached(token: string, ip: string, userAgent?: string): Actor | undefined {
+    const claims = verifiedBefore(token);
+    if (!claims) return undefined;
+    if (claims.authTokenType === "accessToken") {
+      const s = cache.get(claims.sessionId);
+      return s?.kind === "user" ? sessionActor(s, ip, userAgent) : undefined;
+    }
+    const t = cache.get(claims.identityAccessTokenId);
+    if (t?.kind !== "identity") return undefined;
+    checkIdentityToken(t, ip);
+    return identityActor(t, ip, userAgent);
+  }
+
+  async function authenticate(token: string, ip: string, userAgent?: string): Promise<Actor> {
+    const cached = authenticateCached(token, ip, userAgent);
+    if (cached) return cached;
+    const claims = await verify(token);
+    if (claims.authTokenType === "accessToken") {
+      let s = cache.get(claims.sessionId) as CachedSession | undefined;
+      if (!s) {
+        const loaded = await loadSession(claims.sessionId);
+        if (!loaded) throw new AppError("UNAUTHORIZED", "Session not found");
+        s = loaded;
+        cache.set(claims.sessionId, s);
+      }
+      return sessionActor(s, ip, userAgent);
+    }
+
+    const tokenId = claims.identityAccessTokenId;
+    let t = cache.get(tokenId) as CachedIdentityToken | undefined;
+    if (!t) {
+      const loaded = await loadIdentityToken(tokenId);
+      if (!loaded || loaded.isRevoked) throw new AppError("UNAUTHORIZED", "No identity access token found");
+      t = loaded;
+      if (t.numUsesLimit === 0) cache.set(tokenId, t);
+    }
+    checkIdentityToken(t, ip);
     if (t.numUsesLimit > 0) {
       const used = await db
         .update(identityAccessTokens)
@@ -177,17 +225,7 @@ export function createAuthService(deps: { db: Db; signer: TokenSigner; cacheTtlM
         throw new AppError("UNAUTHORIZED", "Unable to authorize MI access token due to usage limit reached");
       }
     }
-    return {
-      type: "identity",
-      id: t.identityId,
-      orgId: t.orgId,
-      name: t.name,
-      orgRole: t.orgRole,
-      tokenId,
-      authMethod: t.authMethod,
-      ip,
-      userAgent,
-    };
+    return identityActor(t, ip, userAgent);
   }
 
   function invalidate(msg: AuthInvalidation) {
@@ -206,7 +244,7 @@ export function createAuthService(deps: { db: Db; signer: TokenSigner; cacheTtlM
     }
   }
 
-  return { authenticate, invalidate, stillValid, verify };
+  return { authenticate, authenticateCached, invalidate, stillValid, verify };
 }
 
 export type AuthService = ReturnType<typeof createAuthService>;

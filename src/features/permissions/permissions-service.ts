@@ -60,7 +60,21 @@ export function createPermissionsService(deps: { db: Db; cacheTtlMs?: number }) 
     return value;
   }
 
+  /**
+   * `getProjectPermission` answered from the caches alone, without a promise: undefined unless the
+   * project and the caller's ability are both cached and the project is in the caller's organisation
+   * (every other case, errors included, goes through `getProjectPermission`).
+   */
+  function cachedProjectPermission(actor: Actor, projectId: string): ProjectPermission | undefined {
+    const project = projectCache.get(projectId);
+    if (!project || project.orgId !== actor.orgId) return undefined;
+    const a = abilityCache.get(`${actor.id}:${projectId}`);
+    return a && { project, ability: a.ability, roles: a.roles, membershipId: a.membershipId };
+  }
+
   async function getProjectPermission(actor: Actor, projectId: string): Promise<ProjectPermission> {
+    const cached = cachedProjectPermission(actor, projectId);
+    if (cached) return cached;
     const project = await getProject(projectId);
     if (!project || project.orgId !== actor.orgId) {
       throw new AppError("NOT_FOUND", `Project with ${projectId} not found`);
@@ -77,6 +91,7 @@ export function createPermissionsService(deps: { db: Db; cacheTtlMs?: number }) 
   return {
     getProject,
     getProjectPermission,
+    cachedProjectPermission,
     /** Drops cached projects and abilities (call after any membership, role or project write). */
     invalidate(scope: { projectId?: string } = {}) {
       if (scope.projectId) {

@@ -155,7 +155,9 @@ export function createSecretDeleter(deps: {
   return async function deleteSecret(actor: Actor, q: DeleteQuery): Promise<SecretView> {
     const secretPath = normalizePath(q.secretPath);
     const personal = q.type === "personal";
-    const { ability } = await permissions.getProjectPermission(actor, q.projectId);
+    const { ability } =
+      permissions.cachedProjectPermission(actor, q.projectId) ??
+      (await permissions.getProjectPermission(actor, q.projectId));
     const fields = { environment: q.environment, secretPath, secretName: q.secretName };
     const allowed = personal ? actor.type === "user" : can(ability, "delete", "secrets", fields);
     if (!allowed) return reject(actor, q, secretPath, personal);
@@ -193,7 +195,7 @@ export function createSecretDeleter(deps: {
           })
         : [];
     publishWithImporters(changes, [{ ...place, kind: "deleted", keys: [q.secretName], personal }], importers);
-    const dk = await keyring.key(q.projectId);
+    const dk = keyring.cachedKey(q.projectId) ?? (await keyring.key(q.projectId));
     const canRead = personal || canReadValue(ability, fields);
     return toView(
       { ...row, secretPath, environment: q.environment },

@@ -197,7 +197,9 @@ export function createSecretsReader(deps: {
 
     async getByName(actor: Actor, q: GetQuery) {
       const secretPath = normalizePath(q.secretPath);
-      const { ability } = await permissions.getProjectPermission(actor, q.projectId);
+      const { ability } =
+        permissions.cachedProjectPermission(actor, q.projectId) ??
+        (await permissions.getProjectPermission(actor, q.projectId));
       const personal = q.type === "personal";
       const lookup = {
         projectId: q.projectId,
@@ -212,7 +214,7 @@ export function createSecretsReader(deps: {
       const view = q.viewSecretValue ?? true;
       let secret = found.secret;
       if (secret && q.version !== undefined && q.version !== secret.version) secret = undefined;
-      const dk = await keyring.key(q.projectId);
+      const dk = keyring.cachedKey(q.projectId) ?? (await keyring.key(q.projectId));
       const { shape, shapeAs } = shaper(q.projectId, ability, dk, q.expandSecretReferences ?? false, view);
       if (!secret && q.includeImports && !personal) {
         // Slow path only: look through the folder's imports, nearest first.

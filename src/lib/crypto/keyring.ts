@@ -15,6 +15,8 @@ export interface Keyring {
   decrypt(ownerId: string, sealed: Buffer, aad: Aad, tx?: Executor): Promise<string>;
   /** Synchronous variants once `key(ownerId)` has been awaited, for loops over many rows. */
   key(ownerId: string, tx?: Executor): Promise<Buffer>;
+  /** The owner's data key if it is already unwrapped in memory (no promise); else call `key`. */
+  cachedKey(ownerId: string): Buffer | undefined;
   /** Re-wraps every data key under the current root key (root-key rotation); returns the count. */
   rewrapAll(tx: Executor): Promise<number>;
   forget(ownerId: string): void;
@@ -72,6 +74,7 @@ export function createKeyring(rootKey: Buffer, db: Executor, previousRootKeys: B
       return open(await key(ownerId, tx), sealed, aad).toString("utf8");
     },
     key,
+    cachedKey: (ownerId) => cache.get(ownerId),
     async rewrapAll(tx) {
       const rows = await tx.select().from(encryptionKeys);
       for (const r of rows) {
