@@ -37,16 +37,6 @@ export interface JobQueue {
 export const SYNC_QUEUE = "secret-sync";
 const QUEUE = SYNC_QUEUE;
 
-/**
- * pg-boss talks through `executeSql(text, values)`. PGlite's `query` runs one statement over the
- * extended protocol, so pg-boss's parameterless multi-statement scripts (schema creation, migrations)
- * must go through `exec` instead.
- *
- * Statements in flight are tracked so that `stop()` can wait for them: pg-boss completes or fails a job
- * without awaiting the statement (a floating promise), so one that reached a closed database would be
- * an unhandled rejection. Once the queue has stopped, a late statement (from a handler that outlived
- * the drain) is skipped and logged instead.
- */
 /** Keeps `p` in `set` until it settles, so a shutdown can wait for whatever is still running. */
 async function tracked<T>(set: Set<Promise<unknown>>, p: Promise<T>): Promise<T> {
   set.add(p);
@@ -57,6 +47,16 @@ async function tracked<T>(set: Set<Promise<unknown>>, p: Promise<T>): Promise<T>
   }
 }
 
+/**
+ * pg-boss talks through `executeSql(text, values)`. PGlite's `query` runs one statement over the
+ * extended protocol, so pg-boss's parameterless multi-statement scripts (schema creation, migrations)
+ * must go through `exec` instead.
+ *
+ * Statements in flight are tracked so that `stop()` can wait for them: pg-boss completes or fails a job
+ * without awaiting the statement (a floating promise), so one that reached a closed database would be
+ * an unhandled rejection. Once the queue has stopped, a late statement (from a handler that outlived
+ * the drain) is skipped and logged instead.
+ */
 function bossDb(dbh: DbHandle, log: Logger) {
   const inFlight = new Set<Promise<unknown>>();
   let closed = false;
