@@ -71,6 +71,8 @@ export interface FanoutOptions {
   /** A live secret name in dev "/" for the other-requests load. */
   readName: string;
   log: (s: string) => void;
+  /** Before every measurement (bare and Ferry alike): a PostgreSQL CHECKPOINT (see ScratchDb.checkpoint). */
+  settle?: () => Promise<void>;
 }
 
 /**
@@ -225,7 +227,9 @@ export async function fanoutSuite(o: FanoutOptions): Promise<FanoutFigure[]> {
     const without: number[] = [];
     const withFanout: number[] = [];
     for (let r = 0; r < o.reps; r++) {
+      await o.settle?.();
       bare.push(await measure(o, n, o.bareSse, bareTarget, bareWrite));
+      await o.settle?.();
       if (n === maxN) without.push(await otherRequests());
       const rest =
         n === maxN
@@ -233,9 +237,12 @@ export async function fanoutSuite(o: FanoutOptions): Promise<FanoutFigure[]> {
               withFanout.push(await otherRequests());
             }
           : undefined;
+      await o.settle?.();
       ferry.push(await measure(o, n, o.ferry, ferryTarget(o.ferry), ferryWrite, rest));
-      if (o.ferryB && o.crossNs.includes(n))
+      if (o.ferryB && o.crossNs.includes(n)) {
+        await o.settle?.();
         cross.push(await measure(o, n, o.ferryB, ferryTarget(o.ferryB), ferryWrite));
+      }
       const f = ferry.at(-1);
       const b = bare.at(-1);
       o.log(

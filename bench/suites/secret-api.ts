@@ -55,6 +55,8 @@ export interface ApiOptions {
   seedNames?: (count: number) => Promise<string[]>;
   /** With --profile: wraps the last Ferry run of each phase (op × connections), so seeding stays out. */
   profiled?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
+  /** Before every run (bare and Ferry alike): a PostgreSQL CHECKPOINT (see ScratchDb.checkpoint). */
+  settle?: () => Promise<void>;
 }
 
 /**
@@ -89,8 +91,10 @@ export async function secretApiSuite(o: ApiOptions): Promise<ApiFigure[]> {
     await api(o.bare.url, "POST", "/bare/seed", { prefix: o.prefix, count });
   };
   const bareNames = (count: number) => Array.from({ length: count }, (_, i) => `${o.prefix}${i}`);
-  const run = (job: Omit<LoadJob, "durationS">, durationS = o.durationS) =>
-    o.load.call<LoadResult>({ cmd: "run", job: { ...job, durationS } });
+  const run = async (job: Omit<LoadJob, "durationS">, durationS = o.durationS) => {
+    await o.settle?.();
+    return o.load.call<LoadResult>({ cmd: "run", job: { ...job, durationS } });
+  };
   const ferryRun = (phase: string, r: number, job: Omit<LoadJob, "durationS">) =>
     o.profiled && r === o.reps - 1 ? o.profiled(`api-${phase}`, () => run(job)) : run(job);
   // Unmeasured first runs: JIT, connection pools and database caches warm up on both sides alike.
