@@ -11,10 +11,10 @@ export interface ScratchDb {
   url: string;
   /**
    * `CHECKPOINT` on the server, before each timed run. PostgreSQL starts a checkpoint every
-   * `checkpoint_timeout` (5 min by default) and spreads its writes over half of that; one that starts
+   * `checkpoint_timeout` (5 min by default) and spreads its writes over most of that; one that starts
    * inside a 2–5 s run lands on one side of a pair only. A run after an explicit checkpoint is also
-   * 5 min away from the next timed one. Needs superuser or `pg_checkpoint`; without them it warns once
-   * and does nothing.
+   * 5 min away from the next timed one. Needs superuser or `pg_checkpoint`; without them (or when it fails
+   * otherwise) it warns once and does nothing from then on.
    */
   checkpoint(): Promise<void>;
   drop(): Promise<void>;
@@ -43,11 +43,12 @@ export async function createScratchDatabase(serverUrl: string): Promise<ScratchD
     url: url.toString(),
     async checkpoint() {
       if (refused) return;
-      if (!checkpointer) {
-        checkpointer = new pg.Client({ connectionString: serverUrl });
-        await checkpointer.connect();
-      }
       try {
+        if (!checkpointer) {
+          const c = new pg.Client({ connectionString: serverUrl });
+          await c.connect();
+          checkpointer = c;
+        }
         await checkpointer.query("CHECKPOINT");
       } catch (err) {
         refused = true;
