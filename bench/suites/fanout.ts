@@ -71,7 +71,10 @@ export interface FanoutOptions {
   /** A live secret name in dev "/" for the other-requests load. */
   readName: string;
   log: (s: string) => void;
-  /** Before every measurement (bare and Ferry alike): a PostgreSQL CHECKPOINT (see ScratchDb.checkpoint). */
+  /**
+   * At the start of every measurement and before the other requests without streams (bare and Ferry
+   * alike): a PostgreSQL CHECKPOINT (see ScratchDb.checkpoint).
+   */
   settle?: () => Promise<void>;
 }
 
@@ -101,6 +104,7 @@ async function measure(
   write: Write,
   rest?: () => Promise<void>,
 ): Promise<FanoutRun> {
+  await o.settle?.();
   await o.receivers.call({ cmd: "reset" });
   const before = await rssAfterGc(server);
   const opened = await o.receivers.call<{ open: number; failed: number; firstError?: string; ms: number }>(
@@ -227,22 +231,20 @@ export async function fanoutSuite(o: FanoutOptions): Promise<FanoutFigure[]> {
     const without: number[] = [];
     const withFanout: number[] = [];
     for (let r = 0; r < o.reps; r++) {
-      await o.settle?.();
       bare.push(await measure(o, n, o.bareSse, bareTarget, bareWrite));
-      await o.settle?.();
-      if (n === maxN) without.push(await otherRequests());
+      if (n === maxN) {
+        await o.settle?.();
+        without.push(await otherRequests());
+      }
       const rest =
         n === maxN
           ? async () => {
               withFanout.push(await otherRequests());
             }
           : undefined;
-      await o.settle?.();
       ferry.push(await measure(o, n, o.ferry, ferryTarget(o.ferry), ferryWrite, rest));
-      if (o.ferryB && o.crossNs.includes(n)) {
-        await o.settle?.();
+      if (o.ferryB && o.crossNs.includes(n))
         cross.push(await measure(o, n, o.ferryB, ferryTarget(o.ferryB), ferryWrite));
-      }
       const f = ferry.at(-1);
       const b = bare.at(-1);
       o.log(
