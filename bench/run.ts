@@ -161,7 +161,9 @@ async function main() {
     };
     const ferryEnv = { databaseUrl: scratch?.url, redisUrl, dataDir: join(ferryDir, "a"), extra };
     log("starting Ferry and the baselines…");
-    const [ferry, bare, bareSse] = await Promise.all([
+    // Each server that did start is stopped at the end even if another failed to: with Promise.all, a
+    // failed start (a bad flag, a port taken) left the others running after the benchmark exited.
+    const starting = await Promise.allSettled([
       startFerry("ferry", ferryEnv, secrets),
       startServer({
         name: "bare-api",
@@ -177,8 +179,10 @@ async function main() {
         inspect: true,
       }),
     ]);
-    const servers: ServerChild[] = [ferry, bare, bareSse];
+    const servers = starting.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
     cleanups.push(async () => void (await Promise.all(servers.map((s) => s.stop()))));
+    for (const r of starting) if (r.status === "rejected") throw r.reason;
+    const [ferry, bare, bareSse] = servers as [ServerChild, ServerChild, ServerChild];
     const load: Worker = startWorker(join(BENCH_DIR, "workers/load-worker.ts"));
     const receivers: Worker = startWorker(join(BENCH_DIR, "workers/sse-receivers.ts"));
     cleanups.push(async () => void (await Promise.all([load.stop(), receivers.stop()])));
