@@ -124,6 +124,35 @@ describe("status, docs and audit log", () => {
     });
   });
 
+  it("gives audit records time-ordered ids (UUIDv7 layout), so new rows append to the primary key", async () => {
+    const bot = await makeIdentity(t.app, w, "ordered");
+    const made: string[] = [];
+    for (const name of ["Ordered 1", "Ordered 2", "Ordered 3"]) {
+      made.push((await makeProject(t.app, bot.token, name)).id as string);
+    }
+    const after = Date.now();
+    const logs = (
+      await ok(
+        call(t.app, "GET", `/api/v1/organization/audit-logs?actor=${bot.id}&eventType=create-project`, {
+          token: w.adminToken,
+        }),
+      )
+    ).auditLogs as Json[];
+    const ids = made.map((projectId) => logs.find((l) => l.projectId === projectId)?.id as string);
+    let previous = 0;
+    for (const id of ids) {
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      // The first 48 bits are the insert's time in ms: not before the record's own time, not after now.
+      const ms = Number.parseInt(id.replaceAll("-", "").slice(0, 12), 16);
+      const createdAt = Date.parse(logs.find((l) => l.id === id)?.createdAt);
+      expect(ms).toBeGreaterThanOrEqual(createdAt - 1);
+      expect(ms).toBeLessThanOrEqual(after + 5);
+      // Made one after the other, so their time prefixes never go backwards.
+      expect(ms).toBeGreaterThanOrEqual(previous);
+      previous = ms;
+    }
+  });
+
   it("project members without audit rights cannot read project logs; non-admins cannot read org logs", async () => {
     const p = await makeProject(t.app, w.adminToken, "Audit perms");
     const v = await addMember(t.app, w, p.id, "audit-viewer", "viewer");
