@@ -204,7 +204,7 @@ export const folders = pgTable("folders", {
  * bits of a random v4 UUID replaced by the Unix time in milliseconds, the version nibble set to 7. The
  * audit log's id default since migration 0006 (which spells the same expression out).
  */
-export const TIME_ORDERED_UUID_SQL = `encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid`;
+const TIME_ORDERED_UUID_SQL = `encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid`;
 
 export const auditLogs = pgTable("audit_logs", {
   id: uuid("id").primaryKey().default(sql.raw(TIME_ORDERED_UUID_SQL)),
