@@ -20,7 +20,8 @@ const ACTIONS = [
 const allowAll = buildAbility([{ subject: "secret-events", action: ACTIONS }]);
 const denyAll = buildAbility([]);
 
-function fakeSink(opts: { stalled?: boolean } = {}) {
+/** `slowMs`: each write holds the event loop that long, as a write to a real socket does. */
+function fakeSink(opts: { stalled?: boolean; slowMs?: number } = {}) {
   const chunks: string[] = [];
   let buffered = 0;
   let closeFn: (() => void) | undefined;
@@ -30,6 +31,7 @@ function fakeSink(opts: { stalled?: boolean } = {}) {
     destroyed: false,
     closed: false,
     write(c) {
+      if (opts.slowMs) for (const until = performance.now() + opts.slowMs; performance.now() < until; );
       chunks.push(c.toString());
       if (opts.stalled) buffered += c.length;
     },
@@ -119,6 +121,17 @@ describe("stream hub", () => {
       const keys = s.chunks.map((c) => /"secretKey":"(\w)"/.exec(c)?.[1]);
       expect(keys).toEqual(["A", "B", "C"]);
     }
+  });
+
+  it("ends a slice on time when writes are slow, before its 128 streams", async () => {
+    const { bus, open } = setup({ maxPerProject: 500 });
+    const sinks = Array.from({ length: 300 }, () => open({ sink: fakeSink({ slowMs: 0.1 }) }));
+    bus.publish(event());
+    // 16 writes of 0.1 ms pass the slice's 0.5 ms at its first look at the clock.
+    const early = sinks.filter((s) => s.chunks.length > 0).length;
+    expect(early).toBeGreaterThan(0);
+    expect(early).toBeLessThan(32);
+    await vi.waitFor(() => expect(sinks.every((s) => s.chunks.length === 1)).toBe(true));
   });
 
   it("uses one bus listener per project and one ping timer for all streams", () => {
