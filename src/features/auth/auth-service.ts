@@ -191,23 +191,21 @@ export function createAuthService(deps: { db: Db; signer: TokenSigner; cacheTtlM
     if (cached) return cached;
     const claims = await verify(token);
     if (claims.authTokenType === "accessToken") {
-      let s = cache.get(claims.sessionId) as CachedSession | undefined;
-      if (!s) {
-        const loaded = await loadSession(claims.sessionId);
-        if (!loaded) throw new AppError("UNAUTHORIZED", "Session not found");
-        s = loaded;
-        cache.set(claims.sessionId, s);
-      }
+      const { sessionId } = claims;
+      const s = await cache.load(sessionId, async () => (await loadSession(sessionId)) ?? undefined);
+      if (s?.kind !== "user") throw new AppError("UNAUTHORIZED", "Session not found");
       return sessionActor(s, ip, userAgent);
     }
 
+    // A token with a uses limit is never cached: each use must reach the counting write below.
     const tokenId = claims.identityAccessTokenId;
-    let t = cache.get(tokenId) as CachedIdentityToken | undefined;
-    if (!t) {
-      const loaded = await loadIdentityToken(tokenId);
-      if (!loaded || loaded.isRevoked) throw new AppError("UNAUTHORIZED", "No identity access token found");
-      t = loaded;
-      if (t.numUsesLimit === 0) cache.set(tokenId, t);
+    const t = await cache.load(
+      tokenId,
+      async () => (await loadIdentityToken(tokenId)) ?? undefined,
+      (v) => v.kind === "identity" && !v.isRevoked && v.numUsesLimit === 0,
+    );
+    if (t?.kind !== "identity" || t.isRevoked) {
+      throw new AppError("UNAUTHORIZED", "No identity access token found");
     }
     checkIdentityToken(t, ip);
     if (t.numUsesLimit > 0) {

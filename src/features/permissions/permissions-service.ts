@@ -32,17 +32,17 @@ export function createPermissionsService(deps: { db: Db; cacheTtlMs?: number }) 
 
   async function getProject(projectId: string): Promise<ProjectRow | undefined> {
     if (!isUuid(projectId)) return undefined;
-    const hit = projectCache.get(projectId);
-    if (hit) return hit;
-    const [row] = await db.select().from(projects).where(eq(projects.id, projectId));
-    if (row) projectCache.set(projectId, row);
-    return row;
+    return projectCache.load(projectId, async () => {
+      const [row] = await db.select().from(projects).where(eq(projects.id, projectId));
+      return row;
+    });
   }
 
-  async function loadAbility(actorId: string, projectId: string) {
-    const key = `${actorId}:${projectId}`;
-    const hit = abilityCache.get(key);
-    if (hit) return hit;
+  function loadAbility(actorId: string, projectId: string) {
+    return abilityCache.load(`${actorId}:${projectId}`, () => buildMemberAbility(actorId, projectId));
+  }
+
+  async function buildMemberAbility(actorId: string, projectId: string) {
     const [m] = await db
       .select()
       .from(projectMemberships)
@@ -55,9 +55,7 @@ export function createPermissionsService(deps: { db: Db; cacheTtlMs?: number }) 
       const rows = await db.select().from(projectRoles).where(eq(projectRoles.projectId, projectId));
       for (const row of rows) if (custom.includes(row.slug)) rules.push(...row.permissions);
     }
-    const value = { ability: buildAbility(rules), roles: m.roles, membershipId: m.id };
-    abilityCache.set(key, value);
-    return value;
+    return { ability: buildAbility(rules), roles: m.roles, membershipId: m.id };
   }
 
   /**
