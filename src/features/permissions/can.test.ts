@@ -30,6 +30,17 @@ describe("can()", () => {
     expect(can(scoped, "edit", "secrets", { environment: "prod", secretPath: "/" })).toBe(false);
   });
 
+  it("tells subjects apart by type and leaves the caller's fields as they were", () => {
+    const a = buildAbility([{ subject: "secret-syncs", action: ["read"] }]);
+    const fields = { environment: "dev", secretPath: "/" };
+    expect(can(a, "read", "secret-syncs", fields)).toBe(true);
+    // The same object checked against another subject type: it was never tagged with the first one.
+    expect(can(a, "read", "secrets", fields)).toBe(false);
+    expect(can(a, "read", "secret-syncs", fields)).toBe(true);
+    expect(fields).toEqual({ environment: "dev", secretPath: "/" });
+    expect(Object.getOwnPropertyNames(fields)).toEqual(["environment", "secretPath"]);
+  });
+
   it("honours inverted rules after allow rules", () => {
     const a = buildAbility([
       { subject: "secrets", action: ["delete"] },

@@ -1,4 +1,4 @@
-import { buildMongoQueryMatcher, createMongoAbility, type MongoAbility, subject as tag } from "@casl/ability";
+import { buildMongoQueryMatcher, createMongoAbility, type MongoAbility } from "@casl/ability";
 import picomatch from "picomatch";
 import type { PermissionRule } from "../../db/schema/index.js";
 import { AppError } from "../../lib/errors.js";
@@ -51,8 +51,17 @@ export function buildAbility(rules: PermissionRule[]): Ability {
 
 export type SubjectFields = Record<string, unknown>;
 
+/**
+ * The subject type goes in CASL's own `__caslSubjectType__` property, written first, where its
+ * `detectSubjectType` reads it. Not `subject(type, { ...fields })`: that helper defines the property on
+ * the spread copy afterwards, and on Node 20's V8 a spread copy given another property survives the
+ * young-generation collections it should die in (see changeAt in secrets/secrets-notify.ts). This
+ * runs once or twice per request.
+ */
 export function can(ability: Ability, action: string, subject: string, fields?: SubjectFields): boolean {
-  return fields ? ability.can(action, tag(subject, { ...fields })) : ability.can(action, subject);
+  return fields
+    ? ability.can(action, { __caslSubjectType__: subject, ...fields } as never)
+    : ability.can(action, subject);
 }
 
 /** Throws Infisical's 403 `PermissionDenied` envelope, listing the caller's rules for that pair. */

@@ -13,7 +13,7 @@ import { assertCan, can } from "../permissions/can.js";
 import type { PermissionsService } from "../permissions/permissions-service.js";
 import type { Prepared, Statement } from "./prepared.js";
 import { canReadValue, folderNotFound } from "./secrets-access.js";
-import { type FolderPlace, importersOf, publishWithImporters } from "./secrets-notify.js";
+import { changeAt, type FolderPlace, importersOf, publishWithImporters } from "./secrets-notify.js";
 import { FOLDER_OF_Q, fromPacked, packedText } from "./secrets-repo.js";
 import { decryptRow, type SecretView, toView } from "./secrets-view.js";
 
@@ -166,7 +166,12 @@ export function createSecretDeleter(deps: {
       eventType: "delete-secret",
       actor,
       projectId: q.projectId,
-      resource: { ...fields, type: personal ? "personal" : "shared" },
+      resource: {
+        environment: q.environment,
+        secretPath,
+        secretName: q.secretName,
+        type: personal ? "personal" : "shared",
+      },
     });
     const params: unknown[] = [q.projectId, q.environment, secretPath, q.secretName];
     params.push(a.orgId, a.actorType, a.actorId, a.actorName, JSON.stringify(a.resource), a.ip, a.userAgent);
@@ -194,14 +199,9 @@ export function createSecretDeleter(deps: {
             return [];
           })
         : [];
-    publishWithImporters(changes, [{ ...place, kind: "deleted", keys: [q.secretName], personal }], importers);
+    publishWithImporters(changes, [changeAt(place, "deleted", [q.secretName], personal)], importers);
     const dk = keyring.cachedKey(q.projectId) ?? (await keyring.key(q.projectId));
     const canRead = personal || canReadValue(ability, fields);
-    return toView(
-      { ...row, secretPath, environment: q.environment },
-      decryptRow(dk, row),
-      q.projectId,
-      canRead,
-    );
+    return toView(row, { secretPath, environment: q.environment }, decryptRow(dk, row), q.projectId, canRead);
   };
 }

@@ -65,7 +65,7 @@ export function createSecretsReader(deps: {
 }) {
   const { db, keyring, audit, permissions, run } = deps;
   const sharedByName = batched<NameLookup, NameLookupResult>(
-    (q) => findSecretByName(run, { ...q, personalOf: null }),
+    (q) => findSecretByName(run, q, null),
     (qs) => findSharedSecretsByName(run, qs),
   );
 
@@ -99,7 +99,7 @@ export function createSecretsReader(deps: {
           { values, canRead },
         );
       }
-      return toView(s, plain, projectId, readable);
+      return toView(s, s, plain, projectId, readable);
     };
     const shape = (s: SecretWithPlace): Promise<SecretView> =>
       shapeAs(
@@ -208,7 +208,7 @@ export function createSecretsReader(deps: {
         key: q.secretName,
       };
       const found = personal
-        ? await findSecretByName(run, { ...lookup, personalOf: actor.id })
+        ? await findSecretByName(run, lookup, actor.id)
         : await sharedByName.load(lookup);
       if (!found) throw folderNotFound(secretPath, q.environment, "GetSecretByName");
       const view = q.viewSecretValue ?? true;
@@ -232,12 +232,15 @@ export function createSecretsReader(deps: {
       }
       // Readability was checked just above (a personal secret is its owner's own).
       const out = await shapeAs(secret, personal || view);
-      recordRead(
-        actor,
-        q.projectId,
-        { ...fields, secretId: secret.id, secretVersion: secret.version },
-        "get-secret",
-      );
+      // Built field by field, not `{ ...fields, … }` (see changeAt in secrets-notify.ts).
+      const resource = {
+        environment: q.environment,
+        secretPath,
+        secretName: q.secretName,
+        secretId: secret.id,
+        secretVersion: secret.version,
+      };
+      recordRead(actor, q.projectId, resource, "get-secret");
       return out;
     },
 
@@ -255,7 +258,13 @@ export function createSecretsReader(deps: {
       assertDescribe(ability, fields);
       const dk = await keyring.key(secret.projectId);
       const out = await shaper(secret.projectId, ability, dk, false, true).shape(secret);
-      recordRead(actor, secret.projectId, { ...fields, secretId: secret.id }, "get-secret");
+      const resource = {
+        environment: secret.environment,
+        secretPath: secret.secretPath,
+        secretName: secret.key,
+        secretId: secret.id,
+      };
+      recordRead(actor, secret.projectId, resource, "get-secret");
       return out;
     },
   };

@@ -200,16 +200,17 @@ export async function findSharedSecretsByName(
 }
 
 /**
- * Get one secret by (project, env slug, path, key, type): ONE prepared statement (the get-by-name hot
- * path). Returns undefined when the folder does not exist and `{ secret: undefined }` when the folder
+ * Get one secret by (project, env slug, path, key), shared or (with `personalOf`) that user's override:
+ * ONE prepared statement (the get-by-name hot path). Returns undefined when the folder does not exist and `{ secret: undefined }` when the folder
  * exists but the secret does not.
  */
 export async function findSecretByName(
   run: Prepared,
-  q: { projectId: string; environment: string; path: string; key: string; personalOf: string | null },
+  q: NameLookup,
+  personalOf: string | null,
 ): Promise<{ folderId: string; envId: string; secret?: SecretWithPlace } | undefined> {
   const base = [q.projectId, q.environment, q.path, q.key];
-  const rows = q.personalOf ? await run(GET_PERSONAL, [...base, q.personalOf]) : await run(GET_SHARED, base);
+  const rows = personalOf ? await run(GET_PERSONAL, [...base, personalOf]) : await run(GET_SHARED, base);
   const r = rows[0];
   return r ? lookupResult(r) : undefined;
 }
@@ -222,7 +223,7 @@ export async function findSecretById(ex: Executor, id: string) {
     ex,
   );
   const r = rows[0];
-  return r ? { ...fromPlaced(r.p as unknown[]), projectId: r.project_id as string } : undefined;
+  return r ? Object.assign(fromPlaced(r.p as unknown[]), { projectId: r.project_id as string }) : undefined;
 }
 
 /** Secrets of a folder (or of its whole subtree), shared plus the caller's overrides, optionally tag-filtered. */

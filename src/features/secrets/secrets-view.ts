@@ -111,12 +111,18 @@ export function decryptRow(dk: Buffer, s: SecretRow): PlainSecret {
   };
 }
 
+/** Where a secret sits, for its view (a row read with its folder can be passed as both arguments). */
+export type ViewPlace = { secretPath: string; environment: string; tags?: TagRef[] };
+
 /**
  * The full read shape. `plain` is passed in so callers that expand references can substitute the value;
- * values the caller may not read are masked (and never decrypted into the response).
+ * values the caller may not read are masked (and never decrypted into the response). The place comes
+ * apart from the row so that no caller copies the row with `{ ...row, secretPath, … }` (see changeAt in
+ * secrets-notify.ts for what such a copy costs).
  */
 export function toView(
-  s: SecretRow & { secretPath: string; environment: string; tags?: TagRef[] },
+  s: SecretRow,
+  at: ViewPlace,
   plain: PlainSecret,
   projectId: string,
   canRead: boolean,
@@ -126,7 +132,7 @@ export function toView(
     id: s.id,
     _id: s.id,
     workspace: projectId,
-    environment: s.environment,
+    environment: at.environment,
     version: s.version,
     type: s.type,
     secretKey: s.key,
@@ -149,8 +155,8 @@ export function toView(
     isRotatedSecret: false,
     rotationId: null,
     secretValueHidden: hidden,
-    secretPath: s.secretPath,
-    tags: (s.tags ?? []).map((t) => ({ id: t.id, slug: t.slug, color: t.color, name: t.slug })),
+    secretPath: at.secretPath,
+    tags: (at.tags ?? []).map((t) => ({ id: t.id, slug: t.slug, color: t.color, name: t.slug })),
     secretMetadata: hidden ? plain.metadata.filter((m) => !m.isEncrypted) : plain.metadata,
   };
 }

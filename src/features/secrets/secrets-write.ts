@@ -150,10 +150,10 @@ export function createSecretsWriter(deps: {
   }
 
   function view(w: W, row: SecretRow, f: FolderRef, tags: TagRef[]): SecretView {
-    const s = { ...row, secretPath: f.path, environment: f.environment, tags };
     const fields = { environment: f.environment, secretPath: f.path, secretName: row.key };
     const canRead = row.type === "personal" || canReadValue(w.ability, fields);
-    return toView(s, decryptRow(w.dk, row), w.projectId, canRead);
+    const at = { secretPath: f.path, environment: f.environment, tags };
+    return toView(row, at, decryptRow(w.dk, row), w.projectId, canRead);
   }
 
   async function linkTags(w: W, secretId: string, tags: TagRef[]) {
@@ -286,11 +286,17 @@ export function createSecretsWriter(deps: {
       if (existing.some((r) => r.key === rename && r.type === "shared")) {
         throw new AppError("BAD_REQUEST", "Secret with the new name already exists");
       }
-      assertCan(w.ability, "edit", "secrets", { ...fields, secretName: rename });
+      assertCan(w.ability, "edit", "secrets", {
+        environment: fields.environment,
+        secretPath: fields.secretPath,
+        secretName: rename,
+      });
     }
     const tags = item.tagIds != null ? await resolveTags(w.tx, w.projectId, item.tagIds) : undefined;
     const id = target.id;
-    const patch: Partial<typeof secrets.$inferInsert> = { ...writerOf(w.actor, w.membershipId) };
+    // writerOf's object is new, so it is the patch itself (a spread copy given more fields would outlive
+    // the request in the collector; see changeAt in secrets-notify.ts).
+    const patch: Partial<typeof secrets.$inferInsert> = writerOf(w.actor, w.membershipId);
     if (rename !== undefined) patch.key = rename;
     if (item.secretValue !== undefined)
       patch.encryptedValue = seal(w.dk, item.secretValue, secretAad(id, "encrypted_value"));
