@@ -21,8 +21,8 @@ export type FolderPlace = {
 /**
  * A change notification for `place`, built field by field. Not `{ ...place, kind, … }`: on Node 20's
  * V8 an object made by spread and then given more properties survives the young-generation collections
- * it should die in (about a quarter of such clones were promoted in a loop that kept none of them;
- * bench/NOTES.md, 2026-11-25), and on the write paths that cost every request collector time.
+ * it should die in (about a quarter of such copies were promoted in a loop that kept none of them;
+ * bench/NOTES.md, 2026-11-25), which on the write and delete paths cost every request collector time.
  */
 export function changeAt(
   place: FolderPlace,

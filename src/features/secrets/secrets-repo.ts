@@ -201,8 +201,8 @@ export async function findSharedSecretsByName(
 
 /**
  * Get one secret by (project, env slug, path, key), shared or (with `personalOf`) that user's override:
- * ONE prepared statement (the get-by-name hot path). Returns undefined when the folder does not exist and `{ secret: undefined }` when the folder
- * exists but the secret does not.
+ * ONE prepared statement (the get-by-name hot path). Returns undefined when the folder does not exist
+ * and `{ secret: undefined }` when the folder exists but the secret does not.
  */
 export async function findSecretByName(
   run: Prepared,
